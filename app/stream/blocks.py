@@ -1,0 +1,153 @@
+"""The turn as the user sees it: an ordered list of blocks (DESIGN.md, step 4).
+
+These are plain data. The renderer, the store and ``inspect`` all read the
+same shape, so what was shown is what is saved is what is replayed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union
+
+__all__ = [
+    "Outcome",
+    "TextBlock",
+    "ReasoningBlock",
+    "ToolCallBlock",
+    "Block",
+    "Turn",
+]
+
+Outcome = Literal["complete", "cut_off", "malformed", "truncated", "provider_error"]
+
+
+class _Prose:
+    """Text that grows by deltas, kept as pieces: joining once per read keeps a
+    long reply linear instead of copying the whole string on every delta."""
+
+    __slots__ = ("parts",)
+    kind = ""
+
+    def __init__(self, text: str = "") -> None:
+        self.parts: list[str] = [text] if text else []
+
+    @property
+    def text(self) -> str:
+        if len(self.parts) > 1:
+            self.parts[:] = ["".join(self.parts)]
+        return self.parts[0] if self.parts else ""
+
+    def append(self, delta: str) -> None:
+        self.parts.append(delta)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.kind, "text": self.text}
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.text == self.text  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.text!r})"
+
+
+class TextBlock(_Prose):
+    __slots__ = ()
+    kind = "text"
+
+    @property
+    def type(self) -> Literal["text"]:
+        return "text"
+
+
+class ReasoningBlock(_Prose):
+    __slots__ = ()
+    kind = "reasoning"
+
+    @property
+    def type(self) -> Literal["reasoning"]:
+        return "reasoning"
+
+
+@dataclass(slots=True)
+class ToolCallBlock:
+    """One call. ``fragments`` is the argument buffer, kept as appended pieces
+    so that a megabyte of arguments costs one join, not one per delta.
+    """
+
+    id: str | None
+    name: str
+    slot: object = None
+    fragments: list[str] = field(default_factory=list)
+    size: int = 0
+    ended: bool = False
+    final: bool = False
+    arguments: dict[str, Any] | None = None
+    #: Why the call cannot be final, in plain words (None while undecided).
+    problem: str | None = None
+    provider_executed: bool = False
+    provider_result: Any = None
+    #: Times passed in by the caller (the stream core reads no clock).
+    announced_at: float | None = None
+    ended_at: float | None = None
+    #: Set when the ``.done`` restatement was used instead of the deltas.
+    restated: bool = False
+    type: Literal["tool_call"] = "tool_call"
+
+    @property
+    def arguments_raw(self) -> str:
+        if len(self.fragments) > 1:
+            joined = "".join(self.fragments)
+            self.fragments[:] = [joined]
+        return self.fragments[0] if self.fragments else ""
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "type": "tool_call",
+            "id": self.id,
+            "name": self.name,
+            "arguments_raw": self.arguments_raw,
+            "arguments": self.arguments if self.final else None,
+            "final": self.final,
+        }
+        if self.problem is not None:
+            out["problem"] = self.problem
+        if self.provider_executed:
+            out["provider_executed"] = True
+            if isinstance(self.provider_result, dict):
+                out["provider_result"] = self.provider_result.get("type")
+        return out
+
+
+Block = Union[TextBlock, ReasoningBlock, ToolCallBlock]
+
+
+@dataclass(slots=True)
+class Turn:
+    dialect: str
+    outcome: Outcome
+    stop_reason: str | None
+    error: str | None
+    blocks: list[Block]
+    #: What ended a turn without its terminal marker: eof, disconnect, timeout,
+    #: cancelled (None for a turn that reached its marker).
+    cause: str | None = None
+
+    @property
+    def calls(self) -> list[ToolCallBlock]:
+        return [b for b in self.blocks if isinstance(b, ToolCallBlock)]
+
+    @property
+    def text(self) -> str:
+        return "".join(b.text for b in self.blocks if isinstance(b, TextBlock))
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "dialect": self.dialect,
+            "outcome": self.outcome,
+            "stop_reason": self.stop_reason,
+            "error": self.error,
+            "blocks": [b.to_dict() for b in self.blocks],
+        }
+        if self.cause is not None:
+            out["cause"] = self.cause
+        return out

@@ -1,0 +1,66 @@
+"""One module per wire format; ``make_dialect`` and ``detect`` choose among them."""
+
+from __future__ import annotations
+
+import json
+from typing import Callable
+
+from ..sse import SSEEvent
+from .anthropic import Anthropic
+from .base import Dialect
+from .gemini import Gemini
+from .openai_chat import OpenAIChat
+from .openai_responses import OpenAIResponses
+
+__all__ = ["DIALECTS", "Dialect", "make_dialect", "detect"]
+
+DIALECTS: dict[str, Callable[[], Dialect]] = {
+    "openai-chat": OpenAIChat,
+    "openai-responses": OpenAIResponses,
+    "anthropic": Anthropic,
+    "gemini": Gemini,
+}
+
+_ANTHROPIC_TYPES = frozenset(
+    {"message_start", "message_delta", "message_stop", "content_block_start", "content_block_delta",
+     "content_block_stop", "ping"}
+)
+
+
+def make_dialect(name: str) -> Dialect:
+    try:
+        return DIALECTS[name]()
+    except KeyError:
+        known = ", ".join(DIALECTS)
+        raise ValueError(f"unknown dialect {name!r} (known: {known}, auto)") from None
+
+
+def detect(sse: SSEEvent) -> str | None:
+    """The dialect one frame reveals, or None when it could be any of them
+    (an error object, a frame that is not JSON)."""
+    if sse.event in _ANTHROPIC_TYPES:
+        return "anthropic"
+    if sse.event.startswith("response."):
+        return "openai-responses"
+    data = sse.data
+    if data.startswith("[DONE]"):
+        return "openai-chat"
+    try:
+        payload = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(payload, list):
+        return "gemini" if payload and isinstance(payload[0], dict) and "candidates" in payload[0] else None
+    if not isinstance(payload, dict):
+        return None
+    if "choices" in payload or str(payload.get("object", "")).startswith("chat.completion"):
+        return "openai-chat"
+    if "candidates" in payload or "usageMetadata" in payload or "promptFeedback" in payload:
+        return "gemini"
+    kind = payload.get("type")
+    if isinstance(kind, str):
+        if kind.startswith("response."):
+            return "openai-responses"
+        if kind in _ANTHROPIC_TYPES:
+            return "anthropic"
+    return None

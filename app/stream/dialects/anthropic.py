@@ -1,0 +1,106 @@
+"""Anthropic Messages (``/v1/messages``, ``stream: true``), also as served by
+Vertex, Bedrock and Anthropic-compatible gateways.
+
+Dispatch is on the payload's ``type`` (not the SSE ``event:`` line, which a
+BOM or a proxy can lose). Calls end at their own ``content_block_stop``; the
+turn ends at ``message_stop``. ``server_tool_use`` blocks are calls the
+provider runs itself: shown, never dispatched. A second ``message_start``
+with a new id while a message is open is a spliced generation (Q21): the
+stream is malformed. The same id again is a gateway duplicate and ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..events import (
+    ArgsDelta,
+    CallEnded,
+    CallStarted,
+    Event,
+    ReasoningDelta,
+    ServerResult,
+    StreamMalformed,
+    TextDelta,
+    TurnEnded,
+)
+from ..sse import SSEEvent
+from .base import error_message, load_payload
+
+__all__ = ["Anthropic"]
+
+_CALL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
+
+
+class Anthropic:
+    name = "anthropic"
+
+    def __init__(self) -> None:
+        self.message_id: str | None = None
+        self.stop_reason: str | None = None
+        self._calls: set[object] = set()
+
+    def frame(self, sse: SSEEvent, out: list[Event]) -> None:
+        payload = load_payload(sse.data, out)
+        if not isinstance(payload, dict):
+            return
+        kind = payload.get("type") or sse.event
+        if kind == "content_block_delta":
+            delta = payload.get("delta") or {}
+            dtype = delta.get("type")
+            if dtype == "input_json_delta":
+                fragment = delta.get("partial_json")
+                if fragment is not None:
+                    out.append(ArgsDelta(payload.get("index"), fragment))
+            elif dtype == "text_delta":
+                text = delta.get("text")
+                if text and isinstance(text, str):
+                    out.append(TextDelta(text))
+            elif dtype == "thinking_delta":
+                text = delta.get("thinking")
+                if text and isinstance(text, str):
+                    out.append(ReasoningDelta(text))
+        elif kind == "content_block_start":
+            self._block_start(payload, out)
+        elif kind == "content_block_stop":
+            index = payload.get("index")
+            if index in self._calls:
+                out.append(CallEnded(index))
+        elif kind == "message_delta":
+            delta = payload.get("delta") or {}
+            reason = delta.get("stop_reason")
+            if reason:
+                self.stop_reason = reason
+        elif kind == "message_stop":
+            out.append(TurnEnded(self.stop_reason))
+        elif kind == "message_start":
+            message = payload.get("message") or {}
+            new_id = message.get("id")
+            if self.message_id is None:
+                self.message_id = new_id or ""
+            elif new_id and new_id != self.message_id:
+                out.append(StreamMalformed("a second message started inside the first (a spliced stream)"))
+        elif kind == "error":
+            out.append(error_message(payload.get("error") or payload))
+        # ping and unknown event types are ignored, as Anthropic asks
+
+    def _block_start(self, payload: dict[str, Any], out: list[Event]) -> None:
+        index = payload.get("index")
+        block = payload.get("content_block") or {}
+        btype = block.get("type")
+        if btype in _CALL_BLOCKS:
+            self._calls.add(index)
+            out.append(CallStarted(index, block.get("id"), block.get("name"), provider_executed=btype != "tool_use"))
+            initial = block.get("input")
+            if initial:  # some compatible servers put the whole input here
+                out.append(ArgsDelta(index, initial))
+        elif btype == "text":
+            text = block.get("text")
+            if text and isinstance(text, str):
+                out.append(TextDelta(text))
+        elif btype == "thinking":
+            text = block.get("thinking")
+            if text and isinstance(text, str):
+                out.append(ReasoningDelta(text))
+        elif isinstance(btype, str) and btype.endswith("_tool_result"):
+            out.append(ServerResult(block.get("tool_use_id"), btype, block.get("content")))

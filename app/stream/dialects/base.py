@@ -1,0 +1,42 @@
+"""What every dialect shares: the frame → events contract and JSON loading."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Protocol
+
+from ..events import Event, ProviderError, StreamMalformed
+from ..sse import SSEEvent
+
+__all__ = ["Dialect", "load_payload", "error_message"]
+
+
+class Dialect(Protocol):
+    """Turns one SSE frame into zero or more neutral events.
+
+    A dialect holds only what its wire format forces it to remember (Gemini's
+    open JSON path, Anthropic's message id); the assembler owns the turn.
+    """
+
+    name: str
+
+    def frame(self, sse: SSEEvent, out: list[Event]) -> None: ...
+
+
+def load_payload(data: str, out: list[Event]) -> Any:
+    """``json.loads`` that reports a broken frame as ``StreamMalformed``."""
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError):
+        snippet = data if len(data) <= 120 else data[:117] + "..."
+        out.append(StreamMalformed(f"event data is not JSON: {snippet!r}"))
+        return None
+
+
+def error_message(error: Any) -> ProviderError:
+    """An error object in any provider's shape, as a ProviderError."""
+    if isinstance(error, dict):
+        message = error.get("message") or error.get("type") or json.dumps(error)[:300]
+        code = error.get("code") or error.get("type") or error.get("status")
+        return ProviderError(str(message), None if code is None else str(code))
+    return ProviderError(str(error) if error else "the provider reported an error")

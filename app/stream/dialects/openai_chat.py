@@ -1,0 +1,85 @@
+"""OpenAI Chat Completions (``/v1/chat/completions``, ``stream: true``) and
+every OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio, OpenRouter,
+Groq, Gemini's compatibility endpoint...).
+
+The wire has no per-call end: calls end at ``data: [DONE]`` when the finish
+reason seen before it allows it. Slots are ``tool_calls[].index``; servers
+that drop or freeze it are handled by the assembler.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..events import ArgsDelta, CallStarted, Event, ReasoningDelta, TextDelta, TurnEnded
+from ..sse import SSEEvent
+from .base import error_message, load_payload
+
+__all__ = ["OpenAIChat"]
+
+#: Finish reasons under which the calls still open at [DONE] are complete.
+#: ``stop`` is here because gpt-4o, Ollama, vLLM and Gemini's compat endpoint
+#: all report complete calls with it (reliability.md §2.1, Q7, Q8).
+CALL_FINISH = frozenset({"tool_calls", "stop", "function_call"})
+
+
+class OpenAIChat:
+    name = "openai-chat"
+
+    def __init__(self) -> None:
+        self.finish_reason: str | None = None
+
+    def frame(self, sse: SSEEvent, out: list[Event]) -> None:
+        data = sse.data
+        if data[:6] == "[DONE]":
+            reason = self.finish_reason
+            out.append(TurnEnded(reason, ends_open_calls=reason in CALL_FINISH))
+            return
+        payload = load_payload(data, out)
+        if not isinstance(payload, dict):
+            return
+        error = payload.get("error")
+        if error:
+            out.append(error_message(error))
+            return
+        choices = payload.get("choices")
+        if not choices:
+            return  # Azure prompt_filter_results, the include_usage chunk
+        for choice in choices:
+            if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+                continue  # n > 1: only the first choice is a turn
+            delta = choice.get("delta")
+            if isinstance(delta, dict):
+                self._delta(delta, out)
+            reason = choice.get("finish_reason")
+            if reason:
+                self.finish_reason = reason
+
+    def _delta(self, delta: dict[str, Any], out: list[Event]) -> None:
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        if reasoning and isinstance(reasoning, str):
+            out.append(ReasoningDelta(reasoning))
+        content = delta.get("content")
+        if content and isinstance(content, str):
+            out.append(TextDelta(content))
+        calls = delta.get("tool_calls")
+        if calls:
+            for call in calls:
+                if isinstance(call, dict):
+                    self._call(call, out)
+        legacy = delta.get("function_call")
+        if isinstance(legacy, dict):
+            self._call({"index": 0, "function": legacy}, out)
+
+    @staticmethod
+    def _call(call: dict[str, Any], out: list[Event]) -> None:
+        slot = call.get("index")
+        function = call.get("function") or {}
+        call_id = call.get("id") or function.get("id")  # llama.cpp once put it inside
+        name = function.get("name")
+        if call_id or name:
+            out.append(CallStarted(slot, call_id or None, name or None))
+        if "arguments" in function:
+            args = function["arguments"]
+            if args is not None:
+                out.append(ArgsDelta(slot, args))

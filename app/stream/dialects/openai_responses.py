@@ -1,0 +1,89 @@
+"""OpenAI Responses (``/v1/responses``, ``stream: true``).
+
+Every event names itself in its ``type``; we read that rather than the SSE
+``event:`` line so a stream whose event lines were lost still parses. Calls
+end at ``response.function_call_arguments.done`` (or, from servers that skip
+it, ``response.output_item.done``); the turn ends at ``response.completed``,
+``response.incomplete`` (truncation) or ``response.failed`` / ``error``.
+Slots are ``output_index``; the id kept is ``call_id``, the one a tool result
+must quote.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..events import (
+    ArgsDelta,
+    CallEnded,
+    CallStarted,
+    Event,
+    ProviderError,
+    ReasoningDelta,
+    TextDelta,
+    TurnEnded,
+)
+from ..sse import SSEEvent
+from .base import error_message, load_payload
+
+__all__ = ["OpenAIResponses"]
+
+_CALL_ITEMS = frozenset({"function_call", "custom_tool_call"})
+
+
+class OpenAIResponses:
+    name = "openai-responses"
+
+    def frame(self, sse: SSEEvent, out: list[Event]) -> None:
+        payload = load_payload(sse.data, out)
+        if not isinstance(payload, dict):
+            return
+        kind = payload.get("type") or sse.event
+        if kind == "response.function_call_arguments.delta" or kind == "response.custom_tool_call_input.delta":
+            delta = payload.get("delta")
+            if delta is not None:
+                out.append(ArgsDelta(payload.get("output_index"), delta))
+        elif kind == "response.output_text.delta" or kind == "response.refusal.delta":
+            delta = payload.get("delta")
+            if delta and isinstance(delta, str):
+                out.append(TextDelta(delta))
+        elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+            delta = payload.get("delta")
+            if delta and isinstance(delta, str):
+                out.append(ReasoningDelta(delta))
+        elif kind == "response.output_item.added":
+            item = payload.get("item") or {}
+            if item.get("type") in _CALL_ITEMS:
+                slot = payload.get("output_index")
+                out.append(CallStarted(slot, item.get("call_id") or item.get("id"), item.get("name")))
+                initial = item.get("arguments") or item.get("input")
+                if initial:
+                    out.append(ArgsDelta(slot, initial))
+        elif kind == "response.function_call_arguments.done" or kind == "response.custom_tool_call_input.done":
+            args = payload.get("arguments", payload.get("input"))
+            out.append(CallEnded(payload.get("output_index"), args if isinstance(args, str) else None))
+        elif kind == "response.output_item.done":
+            item = payload.get("item") or {}
+            if item.get("type") in _CALL_ITEMS:
+                args = item.get("arguments", item.get("input"))
+                out.append(CallEnded(payload.get("output_index"), args if isinstance(args, str) else None))
+        elif kind == "response.completed":
+            response = payload.get("response") or {}
+            out.append(TurnEnded(_status(response) or "completed"))
+        elif kind == "response.incomplete":
+            response = payload.get("response") or {}
+            details = response.get("incomplete_details") or {}
+            reason = details.get("reason") if isinstance(details, dict) else None
+            out.append(TurnEnded(str(reason) if reason else "incomplete", truncated=True))
+        elif kind == "response.failed":
+            response = payload.get("response") or {}
+            out.append(error_message(response.get("error") or "the response failed"))
+        elif kind == "error":
+            out.append(error_message(payload.get("error") or payload))
+        elif kind == "response.cancelled":
+            out.append(ProviderError("the provider cancelled the response", "cancelled"))
+
+
+def _status(response: dict[str, Any]) -> str | None:
+    status = response.get("status")
+    return status if isinstance(status, str) else None

@@ -1,0 +1,143 @@
+"""The incremental form the live path uses: feed bytes, get updates, close
+with a cause. ``assemble`` is the same thing over a finished iterable.
+
+Auto-detection holds back the first frames until one names its dialect, then
+replays them; a stream that never says (an HTML error page, an empty body,
+an error object alone) still ends with a stated outcome.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Iterable
+
+from .assembler import Assembler, Update
+from .blocks import Block, Turn
+from .dialects import DIALECTS, Dialect, detect, make_dialect
+from .events import Event, ProviderError, StreamMalformed
+from .sse import SSEDecoder, SSEEvent
+
+__all__ = ["StreamParser", "assemble"]
+
+#: Frames we are willing to hold back while looking for the dialect.
+_DETECT_LIMIT = 16
+
+
+class StreamParser:
+    """One stream (one attempt): bytes in, block updates out.
+
+    ``feed`` returns the updates the chunk caused; ``finished`` turns true
+    once the stream has said all it will (terminal marker, error, broken
+    framing), so the caller may stop reading; ``close`` decides the outcome.
+    ``at`` is the caller's clock (the core reads none), kept on call timings.
+    """
+
+    def __init__(self, dialect: str = "auto") -> None:
+        if dialect != "auto" and dialect not in DIALECTS:
+            make_dialect(dialect)  # raises the ValueError that names the choices
+        self._sse = SSEDecoder()
+        self._dialect: Dialect | None = None if dialect == "auto" else make_dialect(dialect)
+        self._pending: list[SSEEvent] = []
+        self._events: list[Event] = []
+        self.assembler = Assembler(dialect if dialect != "auto" else "unknown")
+
+    @property
+    def dialect(self) -> str:
+        return self.assembler.dialect
+
+    @property
+    def blocks(self) -> list[Block]:
+        return self.assembler.blocks
+
+    @property
+    def finished(self) -> bool:
+        return self.assembler.finished
+
+    def feed(self, data: bytes, at: float | None = None) -> list[Update]:
+        frames = self._sse.feed(data)
+        if frames:
+            self.assembler.now = at
+            self._frames(frames)
+        return self._drain()
+
+    def close(self, cause: str = "eof", at: float | None = None, detail: str | None = None) -> Turn:
+        self.assembler.now = at
+        frames = self._sse.close()
+        if frames:
+            self._frames(frames)
+        if self._dialect is None and not self.assembler.finished:
+            self._undetected()
+        if detail is None and self._sse.bytes_seen == 0 and cause == "eof":
+            detail = "the response body was empty"
+        elif detail is None and not self.assembler.blocks and self._dialect is None and cause == "eof":
+            detail = _describe_non_sse(self._sse.head)
+        return self.assembler.close(cause, detail)
+
+    def updates(self) -> list[Update]:
+        """Updates produced by ``close`` (the TurnClosed among them)."""
+        return self._drain()
+
+    def _drain(self) -> list[Update]:
+        updates = self.assembler.updates
+        if updates:
+            self.assembler.updates = []
+        return updates
+
+    def _frames(self, frames: list[SSEEvent]) -> None:
+        dialect = self._dialect
+        if dialect is None:
+            self._pending.extend(frames)
+            for frame in self._pending:
+                name = detect(frame)
+                if name is not None:
+                    dialect = self._dialect = make_dialect(name)
+                    self.assembler.dialect = name
+                    frames, self._pending = self._pending, []
+                    break
+            else:
+                if len(self._pending) >= _DETECT_LIMIT:
+                    self._undetected()
+                return
+        apply = self.assembler.apply
+        out = self._events
+        for frame in frames:
+            dialect.frame(frame, out)
+            if out:
+                for event in out:
+                    apply(event)
+                out.clear()
+
+    def _undetected(self) -> None:
+        """No frame named a dialect: say what the frames were."""
+        for frame in self._pending:
+            try:
+                payload = json.loads(frame.data)
+            except (ValueError, RecursionError):
+                snippet = frame.data[:117] + "..." if len(frame.data) > 120 else frame.data
+                self.assembler.apply(StreamMalformed(f"event data is not JSON: {snippet!r}"))
+                return
+            if isinstance(payload, dict) and payload.get("error"):
+                error = payload["error"]
+                message = error.get("message") if isinstance(error, dict) else str(error)
+                self.assembler.apply(ProviderError(str(message or "the provider reported an error")))
+                return
+        if self._pending:
+            self.assembler.apply(StreamMalformed("the stream's frames match no known provider format"))
+        self._pending = []
+
+
+def _describe_non_sse(head: str) -> str:
+    text = head.strip()
+    if not text:
+        return "the response body held no server-sent events"
+    first = text.splitlines()[0][:80]
+    kind = "an HTML page" if text[:1] == "<" else "a JSON document" if text[:1] in "{[" else "text"
+    return f"the response body held no server-sent events; it is {kind} starting {first!r}"
+
+
+def assemble(chunks: Iterable[bytes], dialect: str = "auto") -> Turn:
+    """Assemble a whole recorded stream into its turn (no dispatch, no I/O)."""
+    parser = StreamParser(dialect)
+    for chunk in chunks:
+        parser.feed(chunk)
+    return parser.close()

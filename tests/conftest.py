@@ -1,0 +1,61 @@
+"""Shared test setup: where the real fixtures live, hypothesis profiles, and
+the ``--run-slow`` switch for exhaustive variants."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+ROOT = Path(__file__).resolve().parents[1]
+REAL = ROOT.parent / "shared" / "fixtures" / "real"
+
+settings.register_profile(
+    "default", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "ci", max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile("thorough", max_examples=1000, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default"))
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--run-slow", action="store_true", help="run the exhaustive (slow) variants in full")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.run_slow = config.getoption("--run-slow")  # type: ignore[attr-defined]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--run-slow"):
+        return
+    skip = pytest.mark.skip(reason="exhaustive variant: run with --run-slow (make test-all)")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
+def real_fixtures() -> list[Path]:
+    """Every real recorded stream, or [] where ../shared is absent."""
+    if not REAL.is_dir():
+        return []
+    return sorted(REAL.glob("*/*.sse"))
+
+
+def fixture_params() -> list[object]:
+    files = real_fixtures()
+    if not files:
+        return [pytest.param(None, marks=pytest.mark.skip(reason=f"real fixtures absent: {REAL} not found"))]
+    return [pytest.param(path, id=f"{path.parent.name}/{path.stem}") for path in files]
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private CALLSTREAM_HOME and CALLSTREAM_CONFIG for one test."""
+    monkeypatch.setenv("CALLSTREAM_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CALLSTREAM_CONFIG", str(tmp_path / "config.toml"))
+    return tmp_path

@@ -1,0 +1,137 @@
+"""The incremental SSE decoder against the WHATWG rules (reliability.md §1.1)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.stream.sse import SSEDecoder, SSEEvent
+
+
+def decode(*chunks: bytes) -> list[SSEEvent]:
+    decoder = SSEDecoder()
+    events: list[SSEEvent] = []
+    for chunk in chunks:
+        events.extend(decoder.feed(chunk))
+    events.extend(decoder.close())
+    return events
+
+
+def datas(*chunks: bytes) -> list[str]:
+    return [e.data for e in decode(*chunks)]
+
+
+def test_lf_crlf_and_lone_cr_all_end_lines() -> None:
+    assert datas(b"data: a\n\ndata: b\r\n\r\ndata: c\r\rdata: d\n\n") == ["a", "b", "c", "d"]
+
+
+def test_cr_and_lf_split_across_chunks_make_one_line_ending() -> None:
+    assert datas(b"data: x\r", b"\n\r", b"\n") == ["x"]
+    assert datas(b"data: x\r", b"\ndata: y\r", b"\n\r\n") == ["x\ny"]
+
+
+def test_bom_is_stripped_once_even_when_split() -> None:
+    assert datas(b"\xef\xbb\xbfdata: x\n\n") == ["x"]
+    assert datas(b"\xef", b"\xbb", b"\xbfdata: x\n\n") == ["x"]
+    # a second BOM is an ordinary character: the field name is then unknown
+    assert datas(b"\xef\xbb\xbf\xef\xbb\xbfdata: x\n\ndata: y\n\n") == ["y"]
+
+
+def test_comments_are_ignored() -> None:
+    assert datas(b": keep-alive\n: OPENROUTER PROCESSING\ndata: x\n: between\n\n:end\n\n") == ["x"]
+
+
+def test_multiline_data_joins_with_lf_and_bare_field_adds_an_empty_line() -> None:
+    assert datas(b'data: {"a":\ndata: 1}\n\n') == ['{"a":\n1}']
+    assert datas(b"data\ndata\n\n") == ["\n"]
+
+
+def test_one_leading_space_is_removed_and_no_more() -> None:
+    assert datas(b"data:  two\n\ndata:none\n\n") == [" two", "none"]
+
+
+def test_event_without_data_is_not_dispatched() -> None:
+    assert decode(b"event: ping\n\n") == []
+
+
+def test_event_name_and_default() -> None:
+    events = decode(b"event: message_start\ndata: {}\n\ndata: 1\n\n")
+    assert [e.event for e in events] == ["message_start", "message"]
+
+
+def test_id_is_sticky_and_null_id_ignored_and_blank_lines_add_nothing() -> None:
+    events = decode(b"id: 1\ndata: x\n\n\n\nid: a\x00b\ndata: y\n\n")
+    assert [(e.id, e.data) for e in events] == [("1", "x"), ("1", "y")]
+
+
+@pytest.mark.parametrize("value", [b"+5", b"1_0", b"1000x", b"  5", b""])
+def test_bogus_retry_is_ignored(value: bytes) -> None:
+    decoder = SSEDecoder()
+    decoder.feed(b"retry: 100\n\nretry:" + value + b"\n\n")
+    assert decoder.reconnection_time == 100
+
+
+def test_final_event_without_blank_line_is_discarded() -> None:
+    assert datas(b"data: a\n\ndata: b\n") == ["a"]
+    assert datas(b"data: a\n\ndata: b") == ["a"]
+
+
+def test_invalid_utf8_becomes_replacement_character() -> None:
+    assert datas(b"data: \xff\xfe ok\n\n") == ["\ufffd\ufffd ok"]
+
+
+def test_truncated_multibyte_at_eof_becomes_replacement_not_error() -> None:
+    decoder = SSEDecoder()
+    decoder.feed(b"data: \xe2\x82")
+    assert decoder.close() == []
+
+
+def test_unicode_line_separators_are_not_line_breaks() -> None:
+    text = '{"s":"a\u2028b\u2029c\u0085d\x0be\x0cf"}'
+    assert datas(b"data: " + text.encode() + b"\n\n") == [text]
+
+
+def test_multibyte_split_inside_character() -> None:
+    body = "data: h\u00e9llo \U0001f600\n\n".encode()
+    for cut in range(1, len(body)):
+        assert datas(body[:cut], body[cut:]) == ["h\u00e9llo \U0001f600"]
+
+
+def test_unknown_fields_and_lines_without_colon_are_ignored() -> None:
+    assert datas(b"foo: bar\ngarbage line\ndata: x\n\n") == ["x"]
+
+
+SAMPLE = (
+    b"\xef\xbb\xbf: hi\r\nevent: a\r\ndata: one\r\ndata: two\r\n\r\n"
+    b"id: 7\rdata: \xc3\xa9\xe2\x80\xa8\r\r"
+    b"data: three\n\n"
+)
+
+
+def test_every_byte_offset_gives_the_same_events() -> None:
+    whole = decode(SAMPLE)
+    assert [e.data for e in whole] == ["one\ntwo", "\u00e9\u2028", "three"]
+    for cut in range(len(SAMPLE) + 1):
+        assert decode(SAMPLE[:cut], SAMPLE[cut:]) == whole
+
+
+def test_one_byte_chunks_give_the_same_events() -> None:
+    assert decode(*[SAMPLE[i : i + 1] for i in range(len(SAMPLE))]) == decode(SAMPLE)
+
+
+@given(st.lists(st.integers(min_value=0, max_value=len(SAMPLE)), max_size=12))
+def test_any_chunking_gives_the_same_events(cuts: list[int]) -> None:
+    points = sorted(set(cuts))
+    pieces = [SAMPLE[a:b] for a, b in zip([0, *points], [*points, len(SAMPLE)])]
+    assert decode(*pieces) == decode(SAMPLE)
+
+
+def test_a_long_line_across_many_chunks_is_joined_once() -> None:
+    payload = b"x" * 200_000
+    body = b"data: " + payload + b"\n\n"
+    decoder = SSEDecoder()
+    events = []
+    for i in range(0, len(body), 64):
+        events.extend(decoder.feed(body[i : i + 64]))
+    assert [len(e.data) for e in events] == [200_000]
