@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from . import __version__
 from .stream import DIALECTS, ToolCallBlock, Turn, assemble

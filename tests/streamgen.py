@@ -64,8 +64,20 @@ def openai_chat(script: list[Step], finish: str | None = "tool_calls", done: boo
             out.append(chunk({"reasoning_content": step[1]}))
         elif kind == "start":
             _, slot, call_id, name = step
-            out.append(chunk({"tool_calls": [{"index": slot, "id": call_id, "type": "function",
-                                              "function": {"name": name, "arguments": ""}}]}))
+            out.append(
+                chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": slot,
+                                "id": call_id,
+                                "type": "function",
+                                "function": {"name": name, "arguments": ""},
+                            }
+                        ]
+                    }
+                )
+            )
         elif kind == "args":
             _, slot, fragment = step
             out.append(chunk({"tool_calls": [{"index": slot, "function": {"arguments": fragment}}]}))
@@ -80,10 +92,23 @@ def openai_chat(script: list[Step], finish: str | None = "tool_calls", done: boo
 
 
 def anthropic(script: list[Step], stop_reason: str | None = "tool_use", stop: bool = True) -> bytes:
-    out = [_sse({"type": "message_start", "message": {"id": "msg_synthetic", "type": "message", "role": "assistant",
-                                                       "content": [], "model": "m", "stop_reason": None,
-                                                       "usage": {"input_tokens": 1, "output_tokens": 1}}},
-                "message_start")]
+    out = [
+        _sse(
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "msg_synthetic",
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [],
+                    "model": "m",
+                    "stop_reason": None,
+                    "usage": {"input_tokens": 1, "output_tokens": 1},
+                },
+            },
+            "message_start",
+        )
+    ]
     index_of: dict[int, int] = {}
     next_index = 0
     prose: tuple[str, int] | None = None
@@ -100,35 +125,64 @@ def anthropic(script: list[Step], stop_reason: str | None = "tool_use", stop: bo
             btype = "text" if kind == "text" else "thinking"
             if prose is None or prose[0] != btype:
                 close_prose()
-                block: dict[str, Any] = {"type": "text", "text": ""} if btype == "text" else {
-                    "type": "thinking", "thinking": ""}
-                out.append(_sse({"type": "content_block_start", "index": next_index, "content_block": block},
-                                "content_block_start"))
+                block: dict[str, Any] = (
+                    {"type": "text", "text": ""} if btype == "text" else {"type": "thinking", "thinking": ""}
+                )
+                out.append(
+                    _sse(
+                        {"type": "content_block_start", "index": next_index, "content_block": block},
+                        "content_block_start",
+                    )
+                )
                 prose = (btype, next_index)
                 next_index += 1
-            delta = {"type": "text_delta", "text": step[1]} if btype == "text" else {
-                "type": "thinking_delta", "thinking": step[1]}
-            out.append(_sse({"type": "content_block_delta", "index": prose[1], "delta": delta},
-                            "content_block_delta"))
+            delta = (
+                {"type": "text_delta", "text": step[1]}
+                if btype == "text"
+                else {"type": "thinking_delta", "thinking": step[1]}
+            )
+            out.append(_sse({"type": "content_block_delta", "index": prose[1], "delta": delta}, "content_block_delta"))
         elif kind == "start":
             close_prose()
             _, slot, call_id, name = step
             index_of[slot] = next_index
-            out.append(_sse({"type": "content_block_start", "index": next_index,
-                             "content_block": {"type": "tool_use", "id": call_id, "name": name, "input": {}}},
-                            "content_block_start"))
+            out.append(
+                _sse(
+                    {
+                        "type": "content_block_start",
+                        "index": next_index,
+                        "content_block": {"type": "tool_use", "id": call_id, "name": name, "input": {}},
+                    },
+                    "content_block_start",
+                )
+            )
             next_index += 1
         elif kind == "args":
             _, slot, fragment = step
-            out.append(_sse({"type": "content_block_delta", "index": index_of[slot],
-                             "delta": {"type": "input_json_delta", "partial_json": fragment}},
-                            "content_block_delta"))
+            out.append(
+                _sse(
+                    {
+                        "type": "content_block_delta",
+                        "index": index_of[slot],
+                        "delta": {"type": "input_json_delta", "partial_json": fragment},
+                    },
+                    "content_block_delta",
+                )
+            )
         elif kind == "end":
             out.append(_sse({"type": "content_block_stop", "index": index_of[step[1]]}, "content_block_stop"))
     close_prose()
     if stop_reason is not None:
-        out.append(_sse({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-                         "usage": {"output_tokens": 10}}, "message_delta"))
+        out.append(
+            _sse(
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+                    "usage": {"output_tokens": 10},
+                },
+                "message_delta",
+            )
+        )
     if stop:
         out.append(_sse({"type": "message_stop"}, "message_stop"))
     return b"".join(out)
@@ -160,42 +214,99 @@ def openai_responses(script: list[Step], final: str | None = "response.completed
             if message is None:
                 message = next_index
                 next_index += 1
-                event({"type": "response.output_item.added", "output_index": message,
-                       "item": {"id": f"msg_{message}", "type": "message", "role": "assistant", "content": []}})
-            event({"type": "response.output_text.delta", "item_id": f"msg_{message}", "output_index": message,
-                   "content_index": 0, "delta": step[1]})
+                event(
+                    {
+                        "type": "response.output_item.added",
+                        "output_index": message,
+                        "item": {"id": f"msg_{message}", "type": "message", "role": "assistant", "content": []},
+                    }
+                )
+            event(
+                {
+                    "type": "response.output_text.delta",
+                    "item_id": f"msg_{message}",
+                    "output_index": message,
+                    "content_index": 0,
+                    "delta": step[1],
+                }
+            )
         elif kind == "reasoning":
-            event({"type": "response.reasoning_summary_text.delta", "item_id": "rs_0", "output_index": next_index,
-                   "summary_index": 0, "delta": step[1]})
+            event(
+                {
+                    "type": "response.reasoning_summary_text.delta",
+                    "item_id": "rs_0",
+                    "output_index": next_index,
+                    "summary_index": 0,
+                    "delta": step[1],
+                }
+            )
         elif kind == "start":
             _, slot, call_id, name = step
             message = None
             index_of[slot] = next_index
             buffers[slot] = []
             meta[slot] = (call_id, name)
-            event({"type": "response.output_item.added", "output_index": next_index,
-                   "item": {"id": f"fc_{slot}", "type": "function_call", "status": "in_progress",
-                            "arguments": "", "call_id": call_id, "name": name}})
+            event(
+                {
+                    "type": "response.output_item.added",
+                    "output_index": next_index,
+                    "item": {
+                        "id": f"fc_{slot}",
+                        "type": "function_call",
+                        "status": "in_progress",
+                        "arguments": "",
+                        "call_id": call_id,
+                        "name": name,
+                    },
+                }
+            )
             next_index += 1
         elif kind == "args":
             _, slot, fragment = step
             buffers[slot].append(fragment)
-            event({"type": "response.function_call_arguments.delta", "item_id": f"fc_{slot}",
-                   "output_index": index_of[slot], "delta": fragment})
+            event(
+                {
+                    "type": "response.function_call_arguments.delta",
+                    "item_id": f"fc_{slot}",
+                    "output_index": index_of[slot],
+                    "delta": fragment,
+                }
+            )
         elif kind == "end":
             slot = step[1]
             args = "".join(buffers[slot])
             call_id, name = meta[slot]
-            event({"type": "response.function_call_arguments.done", "item_id": f"fc_{slot}",
-                   "output_index": index_of[slot], "arguments": args})
-            event({"type": "response.output_item.done", "output_index": index_of[slot],
-                   "item": {"id": f"fc_{slot}", "type": "function_call", "status": "completed",
-                            "arguments": args, "call_id": call_id, "name": name}})
+            event(
+                {
+                    "type": "response.function_call_arguments.done",
+                    "item_id": f"fc_{slot}",
+                    "output_index": index_of[slot],
+                    "arguments": args,
+                }
+            )
+            event(
+                {
+                    "type": "response.output_item.done",
+                    "output_index": index_of[slot],
+                    "item": {
+                        "id": f"fc_{slot}",
+                        "type": "function_call",
+                        "status": "completed",
+                        "arguments": args,
+                        "call_id": call_id,
+                        "name": name,
+                    },
+                }
+            )
     if final == "response.completed":
         event({"type": final, "response": {**response, "status": "completed"}})
     elif final == "response.incomplete":
-        event({"type": final, "response": {**response, "status": "incomplete",
-                                           "incomplete_details": {"reason": "max_output_tokens"}}})
+        event(
+            {
+                "type": final,
+                "response": {**response, "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}},
+            }
+        )
     return b"".join(out)
 
 
@@ -233,8 +344,7 @@ def gemini(script: list[Step], finish: str | None = "STOP") -> bytes:
     return b"".join(out)
 
 
-ENCODERS = {"openai-chat": openai_chat, "anthropic": anthropic, "openai-responses": openai_responses,
-            "gemini": gemini}
+ENCODERS = {"openai-chat": openai_chat, "anthropic": anthropic, "openai-responses": openai_responses, "gemini": gemini}
 
 
 def chunked(data: bytes, size: int) -> list[bytes]:

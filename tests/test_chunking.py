@@ -26,7 +26,7 @@ def canonical(turn: Turn) -> str:
 
 def split_at(data: bytes, points: list[int]) -> list[bytes]:
     points = sorted(set(p for p in points if 0 < p < len(data)))
-    return [data[a:b] for a, b in zip([0, *points], [*points, len(data)])]
+    return [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=False)]
 
 
 def _bodies() -> list[bytes]:
@@ -78,7 +78,9 @@ def _small() -> list[object]:
 
 
 def _large() -> list[object]:
-    return [p for p in fixture_params() if p.values[0] is not None and p.values[0].stat().st_size > EVERY_OFFSET_DEFAULT]
+    return [
+        p for p in fixture_params() if p.values[0] is not None and p.values[0].stat().st_size > EVERY_OFFSET_DEFAULT
+    ]
 
 
 @pytest.mark.parametrize("path", _small())
@@ -105,10 +107,14 @@ def test_cut_at_every_byte_never_finalises_a_different_call_large(path: Path) ->
 
 def test_incremental_updates_rebuild_the_same_blocks() -> None:
     """What the live path sees (updates) is enough to rebuild the turn."""
-    script = [("text", "Looking that up. ")] + streamgen.interleave(
-        streamgen.call_script(0, "c1", "search_orders", '{"status":"open","q":"a\\"b"}', 3),
-        streamgen.call_script(1, "c2", "search_orders", '{"status":"late"}', 4),
-    ) + [("text", "Done.")]
+    script = (
+        [("text", "Looking that up. ")]
+        + streamgen.interleave(
+            streamgen.call_script(0, "c1", "search_orders", '{"status":"open","q":"a\\"b"}', 3),
+            streamgen.call_script(1, "c2", "search_orders", '{"status":"late"}', 4),
+        )
+        + [("text", "Done.")]
+    )
     body = streamgen.openai_chat(script)
     parser = StreamParser()
     rebuilt: dict[int, str] = {}
@@ -127,7 +133,5 @@ def test_incremental_updates_rebuild_the_same_blocks() -> None:
         elif name == "CallClosed":
             closed.append((update.index, update.final))
     assert [type(u).__name__ for u in updates][-1] == "TurnClosed"
-    assert rebuilt == {
-        i: (b.text if b.type != "tool_call" else b.arguments_raw) for i, b in enumerate(turn.blocks)
-    }
+    assert rebuilt == {i: (b.text if b.type != "tool_call" else b.arguments_raw) for i, b in enumerate(turn.blocks)}
     assert closed == [(1, True), (2, True)]

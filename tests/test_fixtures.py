@@ -67,7 +67,7 @@ def test_fixture_blocks_keep_event_order(path: Path) -> None:
     turn = assemble([path.read_bytes()])
     kinds = [b.type for b in turn.blocks]
     # no two adjacent prose blocks of the same kind: they would have been one
-    for a, b in zip(kinds, kinds[1:]):
+    for a, b in zip(kinds, kinds[1:], strict=False):
         assert not (a == b and a != "tool_call")
 
 

@@ -88,7 +88,7 @@ def test_any_split_of_a_synthetic_escaped_stream_gives_the_same_turn(dialect: st
     )
     body = ENCODERS[dialect](script)
     points = sorted({c % len(body) for c in cuts if c % len(body)})
-    pieces = [body[a:b] for a, b in zip([0, *points], [*points, len(body)])]
+    pieces = [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=False)]
     assert assemble(pieces).to_dict() == assemble([body]).to_dict()
 
 
@@ -105,8 +105,10 @@ def test_every_byte_offset_inside_escapes_and_multibyte_utf8() -> None:
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_the_same_script_gives_the_same_blocks_in_every_dialect(dialect: str) -> None:
-    script = [("reasoning", "hmm"), ("text", "Checking. ")] + TWO_SEARCHES[:0] + streamgen.call_script(
-        0, "k", "search_orders", '{"status": "open", "limit": 5}'
+    script = (
+        [("reasoning", "hmm"), ("text", "Checking. ")]
+        + TWO_SEARCHES[:0]
+        + streamgen.call_script(0, "k", "search_orders", '{"status": "open", "limit": 5}')
     )
     turn = assemble([ENCODERS[dialect](script)])
     assert [(b.type, b.text if b.type != "tool_call" else b.arguments) for b in turn.blocks] == [

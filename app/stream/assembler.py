@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Union
 
 from .blocks import Block, Outcome, ReasoningBlock, TextBlock, ToolCallBlock, Turn
 from .events import (
@@ -72,7 +71,7 @@ class TurnClosed:
     turn: Turn
 
 
-Update = Union[BlockAdded, BlockChanged, CallClosed, TurnClosed]
+Update = BlockAdded | BlockChanged | CallClosed | TurnClosed
 
 
 class Assembler:

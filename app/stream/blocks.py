@@ -7,7 +7,7 @@ same shape, so what was shown is what is saved is what is replayed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 __all__ = [
     "Outcome",
@@ -44,7 +44,7 @@ class _Prose:
         return {"type": self.kind, "text": self.text}
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.text == self.text  # type: ignore[attr-defined]
+        return type(other) is type(self) and other.text == self.text
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.text!r})"
@@ -118,7 +118,7 @@ class ToolCallBlock:
         return out
 
 
-Block = Union[TextBlock, ReasoningBlock, ToolCallBlock]
+Block = TextBlock | ReasoningBlock | ToolCallBlock
 
 
 @dataclass(slots=True)

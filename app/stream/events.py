@@ -9,7 +9,6 @@ the server left it out, which the assembler resolves.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 __all__ = [
     "TextDelta",
@@ -112,17 +111,17 @@ class StreamMalformed:
     message: str
 
 
-Event = Union[
-    TextDelta,
-    ReasoningDelta,
-    CallStarted,
-    ArgsDelta,
-    CallEnded,
-    ServerResult,
-    TurnEnded,
-    ProviderError,
-    StreamMalformed,
-]
+Event = (
+    TextDelta
+    | ReasoningDelta
+    | CallStarted
+    | ArgsDelta
+    | CallEnded
+    | ServerResult
+    | TurnEnded
+    | ProviderError
+    | StreamMalformed
+)
 
 #: Finish reasons that mean the output limit cut the turn off.
 TRUNCATION_REASONS = frozenset(

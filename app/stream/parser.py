@@ -9,7 +9,7 @@ an error object alone) still ends with a stated outcome.
 from __future__ import annotations
 
 import json
-from typing import Iterable
+from collections.abc import Iterable
 
 from .assembler import Assembler, Update
 from .blocks import Block, Turn
@@ -101,7 +101,13 @@ class StreamParser:
         apply = self.assembler.apply
         out = self._events
         for frame in frames:
-            dialect.frame(frame, out)
+            try:
+                dialect.frame(frame, out)
+            except (TypeError, AttributeError, KeyError, ValueError, IndexError) as exc:
+                # a frame of the right dialect with an impossible shape (a list
+                # where an object belongs...): the wire is broken, say so
+                out.clear()
+                out.append(StreamMalformed(f"a {dialect.name} frame had an unexpected shape ({type(exc).__name__})"))
             if out:
                 for event in out:
                     apply(event)

@@ -1,0 +1,146 @@
+"""``callstream inspect``: the JSON document, the human form, the exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from tests import streamgen
+from tests.conftest import ROOT, fixture_params
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, capture_output=True, text=True)
+
+
+BLOCK_KEYS = {
+    "text": {"type", "text"},
+    "reasoning": {"type", "text"},
+    "tool_call": {"type", "id", "name", "arguments_raw", "arguments", "final"},
+}
+
+
+def check_document(doc: dict[str, object]) -> None:
+    assert {"dialect", "outcome", "stop_reason", "error", "blocks"} <= set(doc)
+    assert doc["outcome"] in ("complete", "cut_off", "malformed", "truncated", "provider_error")
+    assert isinstance(doc["dialect"], str)
+    for block in doc["blocks"]:  # type: ignore[attr-defined]
+        assert BLOCK_KEYS[block["type"]] <= set(block)
+        if block["type"] == "tool_call":
+            assert isinstance(block["name"], str) and isinstance(block["arguments_raw"], str)
+            assert isinstance(block["final"], bool)
+            assert (block["arguments"] is None) if not block["final"] else isinstance(block["arguments"], dict)
+
+
+def test_inspect_json_document_shape(tmp_path: Path) -> None:
+    path = tmp_path / "s.sse"
+    path.write_bytes(
+        streamgen.openai_chat(
+            [("reasoning", "r"), ("text", "t")] + streamgen.call_script(0, "c", "get_order", '{"order_id":"A"}')
+        )
+    )
+    result = run("inspect", str(path), "--json")
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    check_document(doc)
+    assert doc["dialect"] == "openai-chat" and doc["outcome"] == "complete" and doc["stop_reason"] == "tool_calls"
+    assert doc["error"] is None
+    assert doc["blocks"] == [
+        {"type": "reasoning", "text": "r"},
+        {"type": "text", "text": "t"},
+        {
+            "type": "tool_call",
+            "id": "c",
+            "name": "get_order",
+            "arguments_raw": '{"order_id":"A"}',
+            "arguments": {"order_id": "A"},
+            "final": True,
+        },
+    ]
+
+
+@pytest.mark.parametrize("path", fixture_params())
+def test_inspect_json_on_every_real_fixture(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["inspect", str(path), "--json"]) == 0
+    check_document(json.loads(capsys.readouterr().out))
+
+
+def test_inspect_exit_zero_whatever_the_outcome(tmp_path: Path) -> None:
+    path = tmp_path / "cut.sse"
+    path.write_bytes(streamgen.openai_chat(streamgen.call_script(0, "c", "f", '{"a": 1}'), done=False))
+    result = run("inspect", str(path), "--json")
+    assert result.returncode == 0 and json.loads(result.stdout)["outcome"] == "cut_off"
+    assert json.loads(result.stdout)["blocks"][0]["arguments"] is None
+
+
+def test_inspect_unreadable_file_exits_2_with_one_line() -> None:
+    result = run("inspect", "/nonexistent/stream.sse")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "cannot read" in result.stderr
+
+
+def test_inspect_directory_exits_2(tmp_path: Path) -> None:
+    result = run("inspect", str(tmp_path))
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+
+
+def test_inspect_unknown_dialect_exits_2(tmp_path: Path) -> None:
+    path = tmp_path / "s.sse"
+    path.write_bytes(b"")
+    result = run("inspect", str(path), "--dialect", "cohere")
+    assert result.returncode == 2 and "unknown dialect" in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_inspect_forced_dialect(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "s.sse"
+    path.write_bytes(streamgen.anthropic([("text", "x")], stop_reason="end_turn"))
+    assert main(["inspect", str(path), "--dialect", "anthropic", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["dialect"] == "anthropic"
+
+
+def test_inspect_human_output_orders_blocks_and_pretty_prints(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "s.sse"
+    script = (
+        [("text", "Before.")]
+        + streamgen.call_script(0, "c1", "search_orders", '{"status":"open","n":2}')
+        + [("text", "After.")]
+    )
+    path.write_bytes(streamgen.anthropic(script))
+    assert main(["inspect", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.index("Before.") < out.index("search_orders") < out.index("After.")
+    assert '    "status": "open",' in out
+    assert "outcome: complete" in out
+
+
+def test_inspect_human_output_is_inert(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    evil = "hi\x1b[2J\x1b]52;c;ZXZpbA==\x07 \u202eevil \x9b31m"
+    path = tmp_path / "s.sse"
+    path.write_bytes(
+        streamgen.openai_chat([("text", evil)] + streamgen.call_script(0, "c\x1b[1A", "f\x1b", '{"a":"\x1b[31m"}'))
+    )
+    assert main(["inspect", str(path)]) == 0
+    out = capsys.readouterr().out
+    for bad in ("\x1b", "\x07", "\u202e", "\x9b"):
+        assert bad not in out
+    assert "\\x1b[2J" in out and "\\u202e" in out
+
+
+def test_no_command_prints_help() -> None:
+    result = run()
+    assert result.returncode == 0 and "inspect" in result.stdout
+
+
+def test_console_script_is_installed() -> None:
+    script = Path(sys.executable).parent / "callstream"
+    if not script.exists():
+        pytest.skip(reason="callstream console script not installed in this environment (use make test)")
+    result = subprocess.run([str(script), "--version"], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.startswith("callstream ")
