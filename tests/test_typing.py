@@ -1,0 +1,26 @@
+"""``app/stream`` stays mypy-strict clean (the config is in pyproject.toml)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+
+def test_stream_core_is_mypy_strict_clean() -> None:
+    if shutil.which("mypy", path=str(ROOT / ".venv" / "bin")) is None and not _has_mypy():
+        pytest.skip(reason="mypy is not installed in this environment (make test installs it)")
+    result = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _has_mypy() -> bool:
+    try:
+        import mypy  # noqa: F401
+    except ImportError:
+        return False
+    return True
