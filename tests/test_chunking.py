@@ -135,3 +135,15 @@ def test_incremental_updates_rebuild_the_same_blocks() -> None:
     assert [type(u).__name__ for u in updates][-1] == "TurnClosed"
     assert rebuilt == {i: (b.text if b.type != "tool_call" else b.arguments_raw) for i, b in enumerate(turn.blocks)}
     assert closed == [(1, True), (2, True)]
+
+
+def test_call_timings_come_from_the_caller_clock() -> None:
+    body = streamgen.anthropic(streamgen.call_script(0, "c", "f", '{"a": 1}', 3))
+    parser = StreamParser()
+    chunks = streamgen.chunked(body, 40)
+    for i, piece in enumerate(chunks):
+        parser.feed(piece, at=float(i))
+    turn = parser.close(at=999.0)
+    call = turn.calls[0]
+    assert call.announced_at is not None and call.ended_at is not None
+    assert 0.0 <= call.announced_at < call.ended_at < len(chunks)
