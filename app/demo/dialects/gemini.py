@@ -1,0 +1,175 @@
+"""Gemini ``streamGenerateContent?alt=sse``, server side.
+
+Calls stream as ``partialArgs`` (Vertex's ``streamFunctionCallArguments``
+shape) so a client can show them forming: the argument text is scanned as it
+is produced and each string piece, number, boolean or null goes out with its
+JSON path. ``partial_args=False`` sends each call whole, as AI Studio does.
+Gemini cannot send arguments that are not JSON; a call whose text does not
+scan ends the turn with ``MALFORMED_FUNCTION_CALL``, as Gemini itself does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from ...conversation import Assistant, CallRecord, Entry, ToolResult, ToolSpec, User
+from ...stream.jsonscan import JSONScanner, Path
+from .base import Encoder, Request, RequestError, sse
+
+__all__ = ["GeminiEncoder", "parse_request", "json_path"]
+
+_IDENT = re.compile(r"[A-Za-z_$][\w$-]*\Z")
+
+
+def json_path(path: Path) -> str:
+    out = ["$"]
+    for segment in path:
+        if isinstance(segment, int):
+            out.append(f"[{segment}]")
+        elif _IDENT.match(segment):
+            out.append("." + segment)
+        else:
+            out.append("['" + segment.replace("\\", "\\\\").replace("'", "\\'") + "']")
+    return "".join(out)
+
+
+def parse_request(body: dict[str, Any]) -> Request:
+    contents = body.get("contents")
+    if not isinstance(contents, list):
+        raise RequestError("'contents' must be a list")
+    history: list[Entry] = []
+    pending: list[CallRecord] = []
+    count = 0
+    for content in contents:
+        if not isinstance(content, dict):
+            raise RequestError("each content must be an object")
+        parts = [p for p in content.get("parts") or [] if isinstance(p, dict)]
+        if content.get("role") == "model":
+            entry = Assistant("".join(p.get("text", "") for p in parts if not p.get("thought")))
+            for part in parts:
+                call = part.get("functionCall")
+                if isinstance(call, dict):
+                    count += 1
+                    record = CallRecord(str(call.get("id") or f"gemini-call-{count}"), str(call.get("name", "")),
+                                        call.get("args") if isinstance(call.get("args"), dict) else {})
+                    entry.calls.append(record)
+                    pending.append(record)
+            history.append(entry)
+            continue
+        texts = []
+        for part in parts:
+            response = part.get("functionResponse")
+            if isinstance(response, dict):
+                name = str(response.get("name", ""))
+                match = next((c for c in pending if c.name == name and (not response.get("id") or
+                                                                         c.id == response.get("id"))), None)
+                if match is not None:
+                    pending.remove(match)
+                payload = response.get("response")
+                text = json.dumps(payload.get("result", payload) if isinstance(payload, dict) else payload)
+                is_error = isinstance(payload, dict) and "error" in payload and "result" not in payload
+                if is_error:
+                    text = str(payload.get("error"))
+                history.append(ToolResult(match.id if match else str(response.get("id", "")), name, text, is_error))
+            elif "text" in part:
+                texts.append(str(part["text"]))
+        if texts:
+            history.append(User("".join(texts)))
+    tools = []
+    for tool in body.get("tools") or []:
+        for decl in (tool or {}).get("functionDeclarations") or (tool or {}).get("function_declarations") or []:
+            if isinstance(decl, dict) and decl.get("name"):
+                schema = decl.get("parametersJsonSchema") or decl.get("parameters") or {}
+                tools.append(ToolSpec(decl["name"], decl.get("description", ""), schema))
+    return Request("", history, tools, True)
+
+
+class GeminiEncoder(Encoder):
+    name = "gemini"
+
+    def __init__(self, model: str = "demo", response_id: str = "demo", partial_args: bool = True) -> None:
+        super().__init__(model)
+        self.response_id = response_id
+        self.partial_args = partial_args
+        self._calls: dict[int, tuple[str, list[str], JSONScanner]] = {}
+        self._reason = "STOP"
+        self.malformed = False
+
+    def _chunk(self, parts: list[dict[str, Any]], reason: str | None = None) -> bytes:
+        candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
+        if reason:
+            candidate["finishReason"] = reason
+        payload: dict[str, Any] = {"candidates": [candidate], "modelVersion": self.model,
+                                   "responseId": self.response_id}
+        if reason:
+            payload["usageMetadata"] = {"promptTokenCount": 25, "candidatesTokenCount": 42, "totalTokenCount": 67}
+        return sse(payload)
+
+    def text(self, text: str) -> list[bytes]:
+        return [self._chunk([{"text": text}])]
+
+    def reasoning(self, text: str) -> list[bytes]:
+        return [self._chunk([{"text": text, "thought": True}])]
+
+    def start(self, slot: int, call_id: str, name: str) -> list[bytes]:
+        self._calls[slot] = (name, [], JSONScanner())
+        if not self.partial_args:
+            return []
+        return [self._chunk([{"functionCall": {"name": name, "willContinue": True}}])]
+
+    def args(self, slot: int, fragment: str) -> list[bytes]:
+        name, parts, scanner = self._calls[slot]
+        parts.append(fragment)
+        if not self.partial_args:
+            return []
+        pieces = []
+        for piece in scanner.feed(fragment):
+            arg: dict[str, Any] = {"jsonPath": json_path(piece.path)}
+            if piece.kind == "string":
+                if not piece.value and not piece.done:
+                    continue
+                arg["stringValue"] = piece.value
+                if not piece.done:
+                    arg["willContinue"] = True
+            elif piece.kind == "number":
+                arg["numberValue"] = piece.value
+            elif piece.kind == "bool":
+                arg["boolValue"] = piece.value
+            elif piece.kind == "null":
+                arg["nullValue"] = None
+            else:
+                continue
+            pieces.append(arg)
+        if scanner.error is not None:
+            self.malformed = True
+        return [self._chunk([{"functionCall": {"partialArgs": [p], "willContinue": True}}]) for p in pieces]
+
+    def end(self, slot: int) -> list[bytes]:
+        name, parts, scanner = self._calls.pop(slot)
+        if self.partial_args:
+            if scanner.error is not None or not scanner.done:
+                self.malformed = True
+                return []
+            return [self._chunk([{"functionCall": {}}])]
+        try:
+            arguments = json.loads("".join(parts) or "{}")
+        except ValueError:
+            self.malformed = True
+            return []
+        return [self._chunk([{"functionCall": {"name": name, "args": arguments}}])]
+
+    def finish(self, reason: str) -> list[bytes]:
+        self._reason = reason
+        return []
+
+    def terminal(self) -> list[bytes]:
+        reason = "MALFORMED_FUNCTION_CALL" if self.malformed else self._reason
+        return [self._chunk([{"text": ""}], reason)]
+
+    def error(self, message: str, kind: str = "overloaded_error") -> list[bytes]:
+        return [sse({"error": {"code": 503, "message": message, "status": "UNAVAILABLE"}})]
+
+    def native(self, neutral: str) -> str:
+        return "MAX_TOKENS" if neutral == "length" else "STOP"

@@ -1,0 +1,104 @@
+"""OpenAI Chat Completions, server side (``POST /v1/chat/completions``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ...conversation import Assistant, CallRecord, Entry, ToolResult, ToolSpec, User
+from .base import Encoder, Request, RequestError, sse
+
+__all__ = ["ChatEncoder", "parse_request"]
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") in ("text", None))
+    return ""
+
+
+def _arguments(text: Any) -> dict[str, Any]:
+    if isinstance(text, dict):
+        return text
+    try:
+        value = json.loads(text or "{}")
+    except (TypeError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def parse_request(body: dict[str, Any]) -> Request:
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        raise RequestError("'messages' must be a list")
+    history: list[Entry] = []
+    names: dict[str, str] = {}
+    for message in messages:
+        if not isinstance(message, dict):
+            raise RequestError("each message must be an object")
+        role = message.get("role")
+        if role == "user":
+            history.append(User(_content_text(message.get("content"))))
+        elif role == "assistant":
+            calls = []
+            for call in message.get("tool_calls") or []:
+                function = call.get("function") or {}
+                record = CallRecord(str(call.get("id", "")), str(function.get("name", "")),
+                                    _arguments(function.get("arguments")))
+                names[record.id] = record.name
+                calls.append(record)
+            history.append(Assistant(_content_text(message.get("content")), calls))
+        elif role == "tool":
+            call_id = str(message.get("tool_call_id", ""))
+            content = _content_text(message.get("content"))
+            history.append(ToolResult(call_id, names.get(call_id, ""), content, content.startswith("Error")))
+        # system / developer messages carry no conversation
+    tools = []
+    for tool in body.get("tools") or []:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict) and function.get("name"):
+            tools.append(ToolSpec(function["name"], function.get("description", ""), function.get("parameters") or {}))
+    return Request(str(body.get("model", "demo")), history, tools, bool(body.get("stream")))
+
+
+class ChatEncoder(Encoder):
+    name = "openai-chat"
+
+    def __init__(self, model: str = "demo", completion_id: str = "chatcmpl-demo", created: int = 0) -> None:
+        super().__init__(model)
+        self._base = {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": model,
+                      "system_fingerprint": "fp_demo"}
+
+    def _chunk(self, delta: dict[str, Any], reason: str | None = None) -> bytes:
+        return sse({**self._base, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": reason}]})
+
+    def begin(self) -> list[bytes]:
+        return [self._chunk({"role": "assistant", "content": ""})]
+
+    def text(self, text: str) -> list[bytes]:
+        return [self._chunk({"content": text})]
+
+    def reasoning(self, text: str) -> list[bytes]:
+        return [self._chunk({"reasoning_content": text})]
+
+    def start(self, slot: int, call_id: str, name: str) -> list[bytes]:
+        return [self._chunk({"tool_calls": [{"index": slot, "id": call_id, "type": "function",
+                                             "function": {"name": name, "arguments": ""}}]})]
+
+    def args(self, slot: int, fragment: str) -> list[bytes]:
+        return [self._chunk({"tool_calls": [{"index": slot, "function": {"arguments": fragment}}]})]
+
+    def finish(self, reason: str) -> list[bytes]:
+        return [self._chunk({}, reason)]
+
+    def terminal(self) -> list[bytes]:
+        return [b"data: [DONE]\n\n"]
+
+    def error(self, message: str, kind: str = "overloaded_error") -> list[bytes]:
+        code = "server_error" if kind == "overloaded_error" else kind
+        return [sse({"error": {"message": message, "type": code, "param": None, "code": code}})]
+
+    def native(self, neutral: str) -> str:
+        return neutral  # stop, tool_calls, length
