@@ -80,6 +80,7 @@ class ResponsesEncoder(Encoder):
         self._message: int | None = None
         self._text_parts: list[str] = []
         self._reasoning: int | None = None
+        self._reasoning_parts: list[str] = []
         self._index: dict[int, int] = {}
         self._calls: dict[int, tuple[str, str, list[str]]] = {}
         self._output: list[dict[str, Any]] = []
@@ -112,8 +113,22 @@ class ResponsesEncoder(Encoder):
             self._event({"type": "response.output_item.done", "output_index": index, "item": item}),
         ]
 
+    def _close_reasoning(self) -> list[bytes]:
+        if self._reasoning is None:
+            return []
+        index, self._reasoning = self._reasoning, None
+        text = "".join(self._reasoning_parts)
+        self._reasoning_parts = []
+        item = {"id": f"rs_{index}", "type": "reasoning", "summary": [{"type": "summary_text", "text": text}]}
+        self._output.append(item)
+        return [
+            self._event({"type": "response.reasoning_summary_text.done", "item_id": f"rs_{index}",
+                         "output_index": index, "summary_index": 0, "text": text}),
+            self._event({"type": "response.output_item.done", "output_index": index, "item": item}),
+        ]
+
     def text(self, text: str) -> list[bytes]:
-        out: list[bytes] = []
+        out: list[bytes] = self._close_reasoning()
         if self._message is None:
             self._message = self._next
             self._next += 1
@@ -136,12 +151,13 @@ class ResponsesEncoder(Encoder):
             self._next += 1
             out.append(self._event({"type": "response.output_item.added", "output_index": self._reasoning,
                                     "item": {"id": f"rs_{self._reasoning}", "type": "reasoning", "summary": []}}))
+        self._reasoning_parts.append(text)
         out.append(self._event({"type": "response.reasoning_summary_text.delta", "item_id": f"rs_{self._reasoning}",
                                 "output_index": self._reasoning, "summary_index": 0, "delta": text}))
         return out
 
     def start(self, slot: int, call_id: str, name: str) -> list[bytes]:
-        out = self._close_message()
+        out = self._close_reasoning() + self._close_message()
         index = self._index[slot] = self._next
         self._next += 1
         self._calls[slot] = (call_id, name, [])
@@ -171,7 +187,7 @@ class ResponsesEncoder(Encoder):
 
     def finish(self, reason: str) -> list[bytes]:
         self._reason = reason
-        return self._close_message()
+        return self._close_reasoning() + self._close_message()
 
     def terminal(self) -> list[bytes]:
         response = {**self._response, "output": self._output,

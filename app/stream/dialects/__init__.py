@@ -6,19 +6,36 @@ import json
 from collections.abc import Callable
 
 from ..sse import SSEEvent
+from . import anthropic, gemini, openai_chat, openai_responses
 from .anthropic import Anthropic
 from .base import Dialect
 from .gemini import Gemini
 from .openai_chat import OpenAIChat
 from .openai_responses import OpenAIResponses
 
-__all__ = ["DIALECTS", "Dialect", "make_dialect", "detect"]
+__all__ = ["DIALECTS", "REQUEST_BUILDERS", "AUTH_HEADERS", "Dialect", "make_dialect", "detect"]
 
 DIALECTS: dict[str, Callable[[], Dialect]] = {
     "openai-chat": OpenAIChat,
     "openai-responses": OpenAIResponses,
     "anthropic": Anthropic,
     "gemini": Gemini,
+}
+
+#: dialect → build_request(model, history, tools, system) → (path, body)
+REQUEST_BUILDERS = {
+    "openai-chat": openai_chat.build_request,
+    "openai-responses": openai_responses.build_request,
+    "anthropic": anthropic.build_request,
+    "gemini": gemini.build_request,
+}
+
+#: dialect → auth_headers(api_key) → headers
+AUTH_HEADERS = {
+    "openai-chat": openai_chat.auth_headers,
+    "openai-responses": openai_responses.auth_headers,
+    "anthropic": anthropic.auth_headers,
+    "gemini": gemini.auth_headers,
 }
 
 _ANTHROPIC_TYPES = frozenset(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...conversation import Assistant, Entry, ToolResult, ToolSpec, User
 from ..events import (
     ArgsDelta,
     CallEnded,
@@ -26,8 +27,11 @@ from ..events import (
 )
 from ..sse import SSEEvent
 from .base import error_message, load_payload
+from .requests_common import assistant_text
 
-__all__ = ["Anthropic"]
+__all__ = ["Anthropic", "build_request", "auth_headers", "API_VERSION"]
+
+API_VERSION = "2023-06-01"
 
 _CALL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 
@@ -104,3 +108,46 @@ class Anthropic:
                 out.append(ReasoningDelta(text))
         elif isinstance(btype, str) and btype.endswith("_tool_result"):
             out.append(ServerResult(block.get("tool_use_id"), btype, block.get("content")))
+
+
+def build_request(
+    model: str, history: list[Entry], tools: list[ToolSpec], system: str | None = None, max_tokens: int = 8192
+) -> tuple[str, dict[str, Any]]:
+    """Anthropic wants strictly alternating roles, tool results as user-role
+    blocks, and no empty text blocks; consecutive entries are merged."""
+    messages: list[dict[str, Any]] = []
+
+    def add(role: str, blocks: list[dict[str, Any]]) -> None:
+        if not blocks:
+            return
+        if messages and messages[-1]["role"] == role:
+            messages[-1]["content"].extend(blocks)
+        else:
+            messages.append({"role": role, "content": blocks})
+
+    for entry in history:
+        if isinstance(entry, User):
+            add("user", [{"type": "text", "text": entry.text or " "}])
+        elif isinstance(entry, Assistant):
+            text = assistant_text(entry)
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text.strip() else []
+            blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in entry.calls]
+            add("assistant", blocks)
+        elif isinstance(entry, ToolResult):
+            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": entry.call_id, "content": entry.content}
+            if entry.is_error:
+                block["is_error"] = True
+            add("user", [block])
+    body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "stream": True, "messages": messages}
+    if system:
+        body["system"] = system
+    if tools:
+        body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools]
+    return "/v1/messages", body
+
+
+def auth_headers(api_key: str | None) -> dict[str, str]:
+    headers = {"anthropic-version": API_VERSION}
+    if api_key:
+        headers["x-api-key"] = api_key
+    return headers

@@ -15,6 +15,7 @@ import json
 import re
 from typing import Any
 
+from ...conversation import Assistant, Entry, ToolResult, ToolSpec, User
 from ..events import (
     ArgsDelta,
     CallEnded,
@@ -27,8 +28,9 @@ from ..events import (
 )
 from ..sse import SSEEvent
 from .base import error_message, load_payload
+from .requests_common import assistant_text, result_value
 
-__all__ = ["Gemini", "parse_json_path"]
+__all__ = ["Gemini", "parse_json_path", "build_request", "auth_headers"]
 
 _SEGMENT = re.compile(r"\.([A-Za-z_$][\w$-]*)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]|\[\"((?:[^\"\\]|\\.)*)\"\]")
 
@@ -238,3 +240,53 @@ class Gemini:
         out.append(CallEnded(slot))
         self._open = None
         self._writer = None
+
+
+_UNSUPPORTED_SCHEMA_KEYS = frozenset({"$schema", "$id", "additionalProperties", "$defs", "definitions"})
+
+
+def _schema(value: Any) -> Any:
+    """Gemini's ``parameters`` take an OpenAPI subset: drop what it rejects."""
+    if isinstance(value, dict):
+        return {k: _schema(v) for k, v in value.items() if k not in _UNSUPPORTED_SCHEMA_KEYS}
+    if isinstance(value, list):
+        return [_schema(v) for v in value]
+    return value
+
+
+def build_request(
+    model: str, history: list[Entry], tools: list[ToolSpec], system: str | None = None
+) -> tuple[str, dict[str, Any]]:
+    contents: list[dict[str, Any]] = []
+
+    def add(role: str, parts: list[dict[str, Any]]) -> None:
+        if not parts:
+            return
+        if contents and contents[-1]["role"] == role:
+            contents[-1]["parts"].extend(parts)
+        else:
+            contents.append({"role": role, "parts": parts})
+
+    for entry in history:
+        if isinstance(entry, User):
+            add("user", [{"text": entry.text}])
+        elif isinstance(entry, Assistant):
+            text = assistant_text(entry)
+            parts: list[dict[str, Any]] = [{"text": text}] if text else []
+            parts += [{"functionCall": {"name": c.name, "args": c.arguments}} for c in entry.calls]
+            add("model", parts)
+        elif isinstance(entry, ToolResult):
+            key = "error" if entry.is_error else "result"
+            add("user", [{"functionResponse": {"name": entry.name, "response": {key: result_value(entry.content)}}}])
+    body: dict[str, Any] = {"contents": contents}
+    if system:
+        body["systemInstruction"] = {"parts": [{"text": system}]}
+    if tools:
+        body["tools"] = [{"functionDeclarations": [
+            {"name": t.name, "description": t.description, "parameters": _schema(t.parameters)} for t in tools
+        ]}]
+    return f"/v1beta/models/{model}:streamGenerateContent?alt=sse", body
+
+
+def auth_headers(api_key: str | None) -> dict[str, str]:
+    return {"x-goog-api-key": api_key} if api_key else {}

@@ -9,13 +9,16 @@ that drop or freeze it are handled by the assembler.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from ...conversation import Assistant, Entry, ToolResult, ToolSpec, User
 from ..events import ArgsDelta, CallStarted, Event, ReasoningDelta, TextDelta, TurnEnded
 from ..sse import SSEEvent
 from .base import error_message, load_payload
+from .requests_common import assistant_text
 
-__all__ = ["OpenAIChat"]
+__all__ = ["OpenAIChat", "build_request", "auth_headers"]
 
 #: Finish reasons under which the calls still open at [DONE] are complete.
 #: ``stop`` is here because gpt-4o, Ollama, vLLM and Gemini's compat endpoint
@@ -83,3 +86,38 @@ class OpenAIChat:
             args = function["arguments"]
             if args is not None:
                 out.append(ArgsDelta(slot, args))
+
+
+def build_request(
+    model: str, history: list[Entry], tools: list[ToolSpec], system: str | None = None
+) -> tuple[str, dict[str, Any]]:
+    """The path (relative to a base URL ending in /v1) and body of a request."""
+    messages: list[dict[str, Any]] = []
+    if system:
+        messages.append({"role": "system", "content": system})
+    for entry in history:
+        if isinstance(entry, User):
+            messages.append({"role": "user", "content": entry.text})
+        elif isinstance(entry, Assistant):
+            message: dict[str, Any] = {"role": "assistant", "content": assistant_text(entry) or None}
+            if entry.calls:
+                message["tool_calls"] = [
+                    {"id": c.id, "type": "function",
+                     "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
+                    for c in entry.calls
+                ]
+            messages.append(message)
+        elif isinstance(entry, ToolResult):
+            messages.append({"role": "tool", "tool_call_id": entry.call_id, "content": entry.content})
+    body: dict[str, Any] = {"model": model, "stream": True, "stream_options": {"include_usage": True},
+                            "messages": messages}
+    if tools:
+        body["tools"] = [
+            {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+            for t in tools
+        ]
+    return "/chat/completions", body
+
+
+def auth_headers(api_key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}

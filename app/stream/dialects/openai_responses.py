@@ -11,8 +11,10 @@ must quote.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from ...conversation import Assistant, Entry, ToolResult, ToolSpec, User
 from ..events import (
     ArgsDelta,
     CallEnded,
@@ -25,8 +27,9 @@ from ..events import (
 )
 from ..sse import SSEEvent
 from .base import error_message, load_payload
+from .requests_common import assistant_text
 
-__all__ = ["OpenAIResponses"]
+__all__ = ["OpenAIResponses", "build_request", "auth_headers"]
 
 _CALL_ITEMS = frozenset({"function_call", "custom_tool_call"})
 
@@ -87,3 +90,34 @@ class OpenAIResponses:
 def _status(response: dict[str, Any]) -> str | None:
     status = response.get("status")
     return status if isinstance(status, str) else None
+
+
+def build_request(
+    model: str, history: list[Entry], tools: list[ToolSpec], system: str | None = None
+) -> tuple[str, dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for entry in history:
+        if isinstance(entry, User):
+            items.append({"role": "user", "content": entry.text})
+        elif isinstance(entry, Assistant):
+            text = assistant_text(entry)
+            if text:
+                items.append({"role": "assistant", "content": text})
+            for call in entry.calls:
+                items.append({"type": "function_call", "call_id": call.id, "name": call.name,
+                              "arguments": json.dumps(call.arguments, ensure_ascii=False)})
+        elif isinstance(entry, ToolResult):
+            items.append({"type": "function_call_output", "call_id": entry.call_id, "output": entry.content})
+    body: dict[str, Any] = {"model": model, "stream": True, "input": items, "store": False}
+    if system:
+        body["instructions"] = system
+    if tools:
+        body["tools"] = [
+            {"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters}
+            for t in tools
+        ]
+    return "/responses", body
+
+
+def auth_headers(api_key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}

@@ -1,0 +1,30 @@
+"""What request building shares across dialects: turning history entries
+into the text a provider is shown. Pure data, like the rest of the core."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ...conversation import Assistant
+
+__all__ = ["assistant_text", "result_value"]
+
+
+def assistant_text(entry: Assistant) -> str:
+    """The assistant's prose, with an interruption note as its last line.
+
+    The note is how the next request learns that a call never ran: no call
+    and no result are invented for it (brief chapter 8).
+    """
+    if entry.note:
+        return (entry.text.rstrip() + "\n\n" if entry.text.strip() else "") + f"[{entry.note}]"
+    return entry.text
+
+
+def result_value(content: str) -> Any:
+    """A tool result as a JSON value where it is one (Gemini wants objects)."""
+    try:
+        return json.loads(content)
+    except ValueError:
+        return content

@@ -1,0 +1,163 @@
+"""The official SDKs stream every demo scenario from a real demo server and
+parse it as those providers' streams; where the scenario is a fault, the SDK
+sees that fault (issue 3, first proof)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import anthropic
+import httpx2
+import openai
+import pytest
+
+from app.demo.model import SCENARIOS
+from app.demo.server import DemoServer
+from tests.demo_client import SUPPORT_TOOLS
+
+CHAT_TOOLS = [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                                "parameters": t.parameters}} for t in SUPPORT_TOOLS]
+RESPONSES_TOOLS = [{"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters}
+                   for t in SUPPORT_TOOLS]
+ANTHROPIC_TOOLS = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
+                   for t in SUPPORT_TOOLS]
+
+CONNECTION_DROPS = {"cutoff", "retry-after-dispatch"}
+
+
+@pytest.fixture
+def server() -> Iterator[DemoServer]:
+    with DemoServer(speed=0) as srv:
+        yield srv
+
+
+def openai_client(server: DemoServer) -> openai.OpenAI:
+    return openai.OpenAI(api_key="demo", base_url=server.base_url + "/v1", max_retries=0,
+                         timeout=openai.Timeout(10.0, read=1.0))
+
+
+def chat(server: DemoServer, text: str) -> Any:
+    client = openai_client(server)
+    with client.chat.completions.stream(model="demo", messages=[{"role": "user", "content": text}],
+                                        tools=CHAT_TOOLS) as stream:
+        for _ in stream:
+            pass
+        return stream.get_final_completion().choices[0]
+
+
+def responses(server: DemoServer, text: str) -> Any:
+    client = openai_client(server)
+    with client.responses.stream(model="demo", input=text, tools=RESPONSES_TOOLS) as stream:
+        types = [event.type for event in stream]
+        return types, stream.get_final_response()
+
+
+def messages(server: DemoServer, text: str) -> Any:
+    client = anthropic.Anthropic(api_key="demo", base_url=server.base_url, max_retries=0,
+                                 timeout=anthropic.Timeout(10.0, read=1.0))
+    with client.messages.stream(model="demo", max_tokens=1024, messages=[{"role": "user", "content": text}],
+                                tools=ANTHROPIC_TOOLS) as stream:
+        for _ in stream:
+            pass
+        return stream.get_final_message()
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_openai_chat_sdk(server: DemoServer, scenario: str) -> None:
+    text = f"/demo {scenario}"
+    if scenario in CONNECTION_DROPS:
+        with pytest.raises(openai.APIConnectionError):
+            chat(server, text)
+    elif scenario == "error":
+        with pytest.raises(openai.APIError, match="Overloaded"):
+            chat(server, text)
+    elif scenario == "slow":
+        with pytest.raises(openai.APITimeoutError):
+            chat(server, text)
+    elif scenario == "truncated":
+        with pytest.raises(openai.LengthFinishReasonError):
+            chat(server, text)
+    else:
+        choice = chat(server, text)
+        assert choice.finish_reason == "tool_calls" and choice.message.content
+        calls = choice.message.tool_calls
+        if scenario == "malformed":
+            with pytest.raises(json.JSONDecodeError):
+                json.loads(calls[0].function.arguments)
+        else:
+            assert all(isinstance(json.loads(c.function.arguments), dict) for c in calls)
+            assert len(calls) == (4 if scenario == "parallel" else 1)
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_openai_responses_sdk(server: DemoServer, scenario: str) -> None:
+    text = f"/demo {scenario}"
+    if scenario in CONNECTION_DROPS:
+        with pytest.raises(openai.APIConnectionError):
+            responses(server, text)
+    elif scenario == "slow":
+        with pytest.raises(openai.APITimeoutError):
+            responses(server, text)
+    elif scenario in ("error", "truncated"):
+        # the SDK yields the error / incomplete event, then refuses a final response
+        with pytest.raises(RuntimeError, match="response.completed"):
+            responses(server, text)
+    else:
+        types, response = responses(server, text)
+        assert response.status == "completed" and types[-1] == "response.completed"
+        calls = [item for item in response.output if item.type == "function_call"]
+        if scenario == "malformed":
+            with pytest.raises(json.JSONDecodeError):
+                json.loads(calls[0].arguments)
+        else:
+            assert all(isinstance(json.loads(c.arguments), dict) for c in calls)
+
+
+def test_openai_responses_sdk_sees_the_error_event(server: DemoServer) -> None:
+    client = openai_client(server)
+    with client.responses.stream(model="demo", input="/demo error", tools=RESPONSES_TOOLS) as stream:
+        events = list(stream)
+    assert events[-1].type == "error" and events[-1].message == "Overloaded"
+
+
+def test_openai_responses_sdk_sees_incomplete(server: DemoServer) -> None:
+    client = openai_client(server)
+    with client.responses.stream(model="demo", input="/demo truncated", tools=RESPONSES_TOOLS) as stream:
+        events = list(stream)
+    assert events[-1].type == "response.incomplete"
+    assert events[-1].response.incomplete_details.reason == "max_output_tokens"
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_anthropic_sdk(server: DemoServer, scenario: str) -> None:
+    text = f"/demo {scenario}"
+    if scenario in CONNECTION_DROPS:
+        with pytest.raises((anthropic.APIConnectionError, httpx2.RemoteProtocolError)):
+            messages(server, text)
+    elif scenario == "error":
+        with pytest.raises(anthropic.APIStatusError, match="overloaded_error"):
+            messages(server, text)
+    elif scenario == "slow":
+        with pytest.raises((anthropic.APITimeoutError, httpx2.ReadTimeout)):
+            messages(server, text)
+    elif scenario == "malformed":
+        with pytest.raises(ValueError, match="parse tool parameter JSON"):
+            messages(server, text)
+    else:
+        message = messages(server, text)
+        calls = [b for b in message.content if b.type == "tool_use"]
+        if scenario == "truncated":
+            # the SDK's partial parse hands back a plausible input for a call cut off mid-way
+            assert message.stop_reason == "max_tokens" and calls and "body" not in calls[0].input
+        else:
+            assert message.stop_reason == "tool_use"
+            assert all(isinstance(c.input, dict) and c.input for c in calls)
+
+
+def test_anthropic_sdk_completes_the_ordinary_flow(server: DemoServer) -> None:
+    message = messages(server, "Show me Grace Hopper's open and shipped orders")
+    calls = [b for b in message.content if b.type == "tool_use"]
+    assert [c.input for c in calls] == [{"customer": "Grace Hopper", "status": "open"},
+                                        {"customer": "Grace Hopper", "status": "shipped"}]
