@@ -39,6 +39,17 @@ def _parser() -> argparse.ArgumentParser:
         help=f"wire format: {', '.join(DIALECTS)} or auto (default: detect from the first frames)",
     )
     inspect.add_argument("--json", action="store_true", help="print the turn as one JSON document")
+    ask = sub.add_parser(
+        "ask",
+        help="send one prompt and run the whole loop (tools included) without the TUI",
+        description="Send PROMPT, stream the reply, run the calls it makes (each exactly once), and continue until "
+        "the model stops. Exit 0 when it finished, 1 on a stated failure, 2 on bad usage or configuration.",
+    )
+    ask.add_argument("prompt")
+    _provider_options(ask)
+    ask.add_argument("--conversation", help="conversation id (the idempotency ledger keys calls by it)")
+    ask.add_argument("--json", action="store_true", help="print the conversation's turns as one JSON document")
+    ask.add_argument("--no-tools", action="store_true", help="offer the model no tools")
     serve = sub.add_parser(
         "serve-demo",
         help="run the embedded demo model as a standalone server on 127.0.0.1",
@@ -51,11 +62,23 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _provider_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--provider", help="a profile from the config file, or openai-chat, openai-responses, "
+                        "anthropic, gemini, demo (default: the config's default, else the demo model)")
+    parser.add_argument("--model", help="model name (overrides the profile's)")
+    parser.add_argument("--base-url", help="base URL (for any OpenAI-compatible server: Ollama, vLLM, llama.cpp…)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command == "inspect":
         return _inspect(args.file, args.dialect, args.json)
+    if args.command == "ask":
+        from .ask import run_ask
+
+        return run_ask(args.prompt, args.provider, args.model, args.base_url, args.conversation, args.json,
+                       args.no_tools)
     if args.command == "serve-demo":
         return _serve_demo(args.port, args.speed)
     parser.print_help()

@@ -172,7 +172,7 @@ def _describe(order: dict[str, Any]) -> str:
     if order.get("placed"):
         bits.append(f"placed {order['placed']}")
     if order.get("total") is not None:
-        bits.append(f"{order.get('currency', '€')}{order['total']}")
+        bits.append(f"{order['total']} {order.get('currency', 'EUR')}")
     return bits[0] + (" (" + ", ".join(bits[1:]) + ")" if len(bits) > 1 else "")
 
 

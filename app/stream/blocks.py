@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 __all__ = [
+    "CallState",
+    "TERMINAL_STATES",
     "Outcome",
     "TextBlock",
     "ReasoningBlock",
@@ -19,6 +21,15 @@ __all__ = [
 ]
 
 Outcome = Literal["complete", "cut_off", "malformed", "truncated", "provider_error"]
+
+#: What a card may say (DESIGN.md "Call states"). ``preparing`` while the
+#: arguments stream; ``waiting`` final and valid, queued; ``running`` only once
+#: the dispatcher has started it; then ``ran`` or ``failed``. Side branches:
+#: ``rejected`` (schema or unknown tool, answered in-band), ``not run`` (the
+#: turn ended before the call completed, or it was malformed), ``unknown``
+#: (claimed in the ledger, no result recorded).
+CallState = Literal["preparing", "waiting", "running", "ran", "failed", "rejected", "not run", "unknown"]
+TERMINAL_STATES: frozenset[str] = frozenset({"ran", "failed", "rejected", "not run", "unknown"})
 
 
 class _Prose:
@@ -91,6 +102,15 @@ class ToolCallBlock:
     ended_at: float | None = None
     #: Set when the ``.done`` restatement was used instead of the deltas.
     restated: bool = False
+    #: Set by the chat loop from the finaliser's and the dispatcher's reports.
+    state: CallState = "preparing"
+    #: The tool's result as the model reads it (text), or the error in words.
+    result: str | None = None
+    #: The result came from the ledger: the call had already run.
+    reused: bool = False
+    #: Times of the call's life (the caller's clock): announced, required
+    #: fields first parsed, ended, dispatched, finished.
+    timings: dict[str, float] = field(default_factory=dict)
     type: Literal["tool_call"] = "tool_call"
 
     @property
@@ -111,6 +131,12 @@ class ToolCallBlock:
         }
         if self.problem is not None:
             out["problem"] = self.problem
+        if self.state != "preparing":
+            out["state"] = self.state
+        if self.result is not None:
+            out["result"] = self.result
+        if self.reused:
+            out["reused"] = True
         if self.provider_executed:
             out["provider_executed"] = True
             if isinstance(self.provider_result, dict):

@@ -1,0 +1,158 @@
+"""``callstream ask``: the whole loop without the TUI.
+
+Prose is printed as it streams; each call gets one line once it reaches a
+terminal state (tool, state, its allow-listed fields, a one-line result);
+attempt failures and interruption notes go to stderr. Everything printed
+that came from the model or a tool is made inert first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+import uuid
+from typing import Any, TextIO
+
+from .chat.events import AttemptFailed, BlockGrew, BlockOpened, CallState, ChatEvent, TurnDone
+from .chat.providers import open_endpoint
+from .chat.session import ChatSession
+from .config import ConfigError, load_config
+from .net.stream import Timeouts
+from .paths import data_dir
+from .stream import TERMINAL_STATES, ToolCallBlock
+from .stream.inert import inert
+from .stream.preview import format_value, visible_fields
+from .tools.ledger import Ledger
+from .tools.registry import Registry
+
+__all__ = ["run_ask", "call_line", "result_summary"]
+
+
+def result_summary(registry: Registry, call: ToolCallBlock, limit: int = 100) -> str:
+    """One line for a call's result, through the tool's result allow-list."""
+    text = call.result or ""
+    tool = registry.get(call.name)
+    if call.state == "ran" and tool is not None and tool.result_display:
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = None
+        if value is not None:
+            shown = visible_fields(value, [(f.path, f.label) for f in tool.result_display], 60)
+            if shown:
+                line = " · ".join(f"{label}: {v}" for label, v in shown[:6])
+                return line if len(line) <= limit else line[: limit - 1] + "…"
+    return format_value(text, limit)
+
+
+def call_line(registry: Registry, call: ToolCallBlock) -> str:
+    tool = registry.get(call.name)
+    display = [(f.path, f.label) for f in tool.display] if tool else []
+    fields = visible_fields(call.arguments or {}, display, 60) if call.arguments is not None else []
+    parts = [f"{call.name or '(no name)'} · {call.state}" + (" (already ran; result from the ledger)"
+                                                              if call.reused else "")]
+    parts += [f"{label}: {value}" for label, value in fields]
+    line = "  ⚙ " + " · ".join(parts)
+    if call.result:
+        line += "\n    → " + result_summary(registry, call)
+    return inert(line)
+
+
+class _Printer:
+    def __init__(self, session: ChatSession, out: TextIO, err: TextIO) -> None:
+        self.session = session
+        self.out = out
+        self.err = err
+        self.printed: set[tuple[int, int, int]] = set()
+        self.at_line_start = True
+
+    def __call__(self, event: ChatEvent) -> None:
+        if isinstance(event, BlockGrew):
+            record = self.session.turns[-1]
+            block = record.blocks[event.index] if event.index < len(record.blocks) else None
+            if block is not None and block.type == "text" and event.delta:
+                self._write(inert(event.delta))
+        elif isinstance(event, BlockOpened):
+            record = self.session.turns[-1]
+            if event.index > 0 and event.block.type == "text" and not self.at_line_start:
+                self._write("\n")
+        elif isinstance(event, CallState):
+            record = self.session.turns[-1]
+            call = record.blocks[event.index]
+            key = (event.turn, record.attempts, event.index)
+            if isinstance(call, ToolCallBlock) and call.state in TERMINAL_STATES and key not in self.printed:
+                self.printed.add(key)
+                self._newline()
+                self._write(call_line(self.session.registry, call) + "\n")
+        elif isinstance(event, AttemptFailed):
+            self._newline()
+            print(inert(f"  ! {event.message}"), file=self.err, flush=True)
+        elif isinstance(event, TurnDone):
+            self._newline()
+            if event.note:
+                print(inert(f"  ! {event.note}"), file=self.err, flush=True)
+
+    def _write(self, text: str) -> None:
+        self.out.write(text)
+        self.out.flush()
+        if text:
+            self.at_line_start = text.endswith("\n")
+
+    def _newline(self) -> None:
+        if not self.at_line_start:
+            self._write("\n")
+
+
+async def _ask(prompt: str, provider: str | None, model: str | None, base_url: str | None,
+               conversation: str | None, as_json: bool, no_tools: bool, out: TextIO, err: TextIO) -> int:
+    config = load_config()
+    profile = config.profile(provider=provider, model=model, base_url=base_url)
+    endpoint = open_endpoint(profile)
+    home = data_dir()
+    ledger = Ledger(home / "callstream.db")
+    registry = Registry.default(home, config)
+    session = ChatSession(
+        endpoint, registry, ledger, conversation or uuid.uuid4().hex, retries=profile.retries,
+        max_rounds=profile.max_rounds, offer_tools=not no_tools,
+        timeouts=Timeouts(profile.connect_timeout, profile.read_timeout, profile.deadline))
+    if not as_json:
+        session.listeners.append(_Printer(session, out, err))
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGINT, session.cancel)
+    try:
+        done = await session.send(prompt)
+    finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGINT)
+        await session.aclose()
+        endpoint.close()
+        ledger.close()
+    if as_json:
+        document: dict[str, Any] = {"conversation": session.conversation, "provider": endpoint.label,
+                                    "status": done.status, "turns": [t.to_dict() for t in session.turns]}
+        if done.message:
+            document["message"] = done.message
+        json.dump(document, out, ensure_ascii=False, indent=2)
+        out.write("\n")
+    elif done.message:
+        print(inert(f"  ! {done.message}"), file=err)
+    return 0 if done.status == "done" else 1
+
+
+def run_ask(prompt: str, provider: str | None = None, model: str | None = None, base_url: str | None = None,
+            conversation: str | None = None, as_json: bool = False, no_tools: bool = False,
+            out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
+    if not prompt.strip():
+        print("callstream: ask needs a prompt", file=err)
+        return 2
+    try:
+        return asyncio.run(_ask(prompt, provider, model, base_url, conversation, as_json, no_tools, out, err))
+    except ConfigError as exc:
+        print(f"callstream: {inert(str(exc))}", file=err)
+        return 2

@@ -1,0 +1,94 @@
+"""What the conversation loop tells its listeners (the TUI, ``ask``, the store).
+
+Every event names the turn (``turn``: its index in the conversation) and,
+for block events, the block's index in that turn, so a listener can keep the
+same ordered block list the loop keeps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..stream import Block, Turn
+
+__all__ = [
+    "ChatEvent",
+    "UserSent",
+    "AttemptStarted",
+    "BlockOpened",
+    "BlockGrew",
+    "CallState",
+    "AttemptFailed",
+    "TurnDone",
+    "ExchangeDone",
+]
+
+
+@dataclass(slots=True)
+class UserSent:
+    text: str
+
+
+@dataclass(slots=True)
+class AttemptStarted:
+    """A new attempt of ``turn``: blocks of an earlier failed attempt are
+    replaced by this one's, not appended to."""
+
+    turn: int
+    attempt: int
+
+
+@dataclass(slots=True)
+class BlockOpened:
+    turn: int
+    index: int
+    block: Block
+
+
+@dataclass(slots=True)
+class BlockGrew:
+    """Text or argument text appended to a block (``delta`` may be empty when
+    only a name or a result changed)."""
+
+    turn: int
+    index: int
+    delta: str
+
+
+@dataclass(slots=True)
+class CallState:
+    """A call's state changed (the block holds the new state and result)."""
+
+    turn: int
+    index: int
+    state: str
+
+
+@dataclass(slots=True)
+class AttemptFailed:
+    """One short note per failed attempt."""
+
+    turn: int
+    attempt: int
+    message: str
+    retrying: bool
+
+
+@dataclass(slots=True)
+class TurnDone:
+    turn: int
+    result: Turn
+    attempts: int
+    #: One line for an interrupted turn ("Interrupted: …; it was not run.").
+    note: str | None
+
+
+@dataclass(slots=True)
+class ExchangeDone:
+    """The loop stopped: ``status`` is done, failed, cancelled or round_limit."""
+
+    status: str
+    message: str | None = None
+
+
+ChatEvent = UserSent | AttemptStarted | BlockOpened | BlockGrew | CallState | AttemptFailed | TurnDone | ExchangeDone

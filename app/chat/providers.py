@@ -1,0 +1,51 @@
+"""From a profile to something to send requests to: a base URL, headers, a
+dialect. The demo provider starts the embedded server on a free loopback
+port and stops it when closed."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from ..config import ConfigError, ProviderProfile
+from ..demo.server import DemoServer
+from ..stream.dialects import AUTH_HEADERS
+
+__all__ = ["Endpoint", "open_endpoint"]
+
+
+@dataclass(slots=True)
+class Endpoint:
+    dialect: str
+    base_url: str
+    model: str
+    label: str
+    headers: dict[str, str] = field(default_factory=dict, repr=False)  # never printed: holds the key
+    server: DemoServer | None = None
+
+    def url(self, path: str) -> str:
+        return self.base_url.rstrip("/") + path
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+
+
+def open_endpoint(profile: ProviderProfile) -> Endpoint:
+    dialect = profile.dialect
+    if profile.provider == "demo":
+        server = DemoServer(speed=profile.demo_speed).start()
+        base = server.base_url + ("/v1" if dialect.startswith("openai") else "")
+        return Endpoint(dialect, base, profile.model, profile.label, AUTH_HEADERS[dialect]("demo"), server)
+    base_url = profile.default_base_url()
+    if not base_url:
+        raise ConfigError(f"profile {profile.name!r} needs a base_url")
+    variable = profile.key_variable()
+    key = os.environ.get(variable) if variable else None
+    local = profile.base_url is not None and profile.provider == "openai-chat"
+    if not key and not local:
+        raise ConfigError(f"{profile.provider} needs an API key: set {variable} in the environment"
+                          + (f" (or key_env in the profile {profile.name!r})" if profile.name != profile.provider
+                             else ""))
+    return Endpoint(dialect, base_url, profile.model, profile.label, AUTH_HEADERS[dialect](key))

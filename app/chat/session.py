@@ -1,0 +1,364 @@
+"""The conversation loop (DESIGN.md steps 1–9), UI-neutral.
+
+``ChatSession.send(text)`` runs rounds — request, stream, assemble, dispatch,
+append tool results, next request — until the model stops, a stated failure,
+a cancel, or the round limit. Listeners get ``ChatEvent``s as it goes.
+
+A round (one model response) is a *turn* with an index that never changes
+across its attempts: a retry re-issues the same turn index, so the ledger
+recognises any call that already ran. A retried attempt's blocks replace the
+failed attempt's. A turn that ends in a stated failure goes into the history
+as its prose plus a one-line note — with the calls that really ran and their
+real results, and nothing for the calls that did not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from ..conversation import Assistant, CallRecord, Entry, ToolResult, User
+from ..net.stream import CancelledWithTurn, Recorder, RequestFailed, Timeouts, stream_once
+from ..stream import (
+    Block,
+    BlockAdded,
+    BlockChanged,
+    CallClosed,
+    StreamParser,
+    ToolCallBlock,
+    Turn,
+    TurnClosed,
+    Update,
+)
+from ..stream.dialects import REQUEST_BUILDERS
+from ..tools.dispatcher import CallUpdate, Dispatcher
+from ..tools.finalise import NotRun, Rejected, Valid, finalise
+from ..tools.ledger import Ledger
+from ..tools.registry import Registry
+from .events import (
+    AttemptFailed,
+    AttemptStarted,
+    BlockGrew,
+    BlockOpened,
+    CallState,
+    ChatEvent,
+    ExchangeDone,
+    TurnDone,
+    UserSent,
+)
+from .providers import Endpoint
+
+__all__ = ["ChatSession", "TurnRecord", "interruption_note"]
+
+#: States whose result goes back to the model.
+_ANSWERED = frozenset({"ran", "failed", "unknown", "rejected"})
+
+
+@dataclass(slots=True)
+class TurnRecord:
+    """One turn as shown: the current attempt's blocks and how it ended."""
+
+    index: int
+    attempts: int = 0
+    blocks: list[Block] = field(default_factory=list)
+    result: Turn | None = None
+    note: str | None = None
+    failures: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "index": self.index,
+            "outcome": self.result.outcome if self.result else None,
+            "attempts": self.attempts,
+            "stop_reason": self.result.stop_reason if self.result else None,
+            "error": self.result.error if self.result else None,
+            "blocks": [b.to_dict() for b in self.blocks],
+        }
+        if self.note:
+            out["note"] = self.note
+        if self.failures:
+            out["failed_attempts"] = list(self.failures)
+        return out
+
+
+def _cause_words(turn: Turn) -> str:
+    if turn.outcome == "cut_off":
+        return {"disconnect": "the connection dropped", "timeout": "the stream timed out",
+                "cancelled": "the turn was cancelled"}.get(turn.cause or "", "the stream ended early")
+    if turn.outcome == "truncated":
+        return "the output limit cut the reply off"
+    if turn.outcome == "malformed":
+        return f"the reply was malformed ({turn.error})" if turn.error else "the reply was malformed"
+    if turn.outcome == "provider_error":
+        return f"the provider reported an error ({turn.error})" if turn.error else "the provider reported an error"
+    return "the turn ended"
+
+
+def interruption_note(turn: Turn, unfinished: list[str]) -> str:
+    """One line: what happened, and that the unfinished calls did not run."""
+    words = _cause_words(turn)
+    if not unfinished:
+        return f"Interrupted: {words}."
+    names = ", ".join(dict.fromkeys(unfinished))
+    verb = "was" if len(unfinished) == 1 else "were"
+    pronoun = "it was" if len(unfinished) == 1 else "they were"
+    return f"Interrupted: {words} while {names} {verb} being prepared; {pronoun} not run."
+
+
+def _failure_words(turn: Turn) -> str:
+    if turn.outcome == "cut_off" and turn.error:
+        return turn.error
+    return _cause_words(turn)
+
+
+class ChatSession:
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        registry: Registry,
+        ledger: Ledger,
+        conversation: str,
+        history: list[Entry] | None = None,
+        *,
+        retries: int = 3,
+        max_rounds: int = 8,
+        timeouts: Timeouts | None = None,
+        backoff: float = 0.5,
+        offer_tools: bool = True,
+        system: str | None = None,
+        recorder: Recorder | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        first_turn: int | None = None,
+    ) -> None:
+        self.endpoint = endpoint
+        self.registry = registry
+        self.ledger = ledger
+        self.conversation = conversation
+        self.history: list[Entry] = list(history or [])
+        self.retries = retries
+        self.max_rounds = max_rounds
+        self.timeouts = timeouts or Timeouts()
+        self.backoff = backoff
+        self.offer_tools = offer_tools
+        self.system = system
+        self.recorder = recorder
+        self.clock = clock
+        self.turns: list[TurnRecord] = []
+        self.next_turn = first_turn if first_turn is not None else sum(
+            1 for e in self.history if isinstance(e, Assistant))
+        self.listeners: list[Callable[[ChatEvent], None]] = []
+        self._http: httpx.AsyncClient | None = None
+        self._current: asyncio.Task[Any] | None = None
+        self._dispatcher: Dispatcher | None = None
+        self._cancelled = False
+        self.busy = False
+
+    # -- plumbing ------------------------------------------------------------
+
+    def _emit(self, event: ChatEvent) -> None:
+        for listener in list(self.listeners):
+            listener(event)
+
+    async def aclose(self) -> None:
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
+    def cancel(self) -> None:
+        """Esc / Ctrl-C: the running turn ends as a stated failure; no call is
+        half-dispatched (a running tool is cancelled and recorded as failed)."""
+        self._cancelled = True
+        if self._dispatcher is not None:
+            self._dispatcher.cancel()
+        if self._current is not None:
+            self._current.cancel()
+
+    async def _cancellable(self, awaitable: Any) -> Any:
+        self._current = asyncio.ensure_future(awaitable)
+        try:
+            return await self._current
+        finally:
+            self._current = None
+
+    # -- the loop ------------------------------------------------------------
+
+    async def send(self, text: str) -> ExchangeDone:
+        self.busy = True
+        self._cancelled = False
+        try:
+            self.history.append(User(text))
+            self._emit(UserSent(text))
+            for _ in range(self.max_rounds):
+                status = await self._round()
+                if status != "continue":
+                    return self._done(status)
+            return self._done("round_limit", f"Stopped after {self.max_rounds} rounds of tool calls "
+                                             "(the max_rounds limit).")
+        finally:
+            self.busy = False
+
+    def _done(self, status: str, message: str | None = None) -> ExchangeDone:
+        event = ExchangeDone(status, message)
+        self._emit(event)
+        return event
+
+    async def _round(self) -> str:
+        index = self.next_turn
+        self.next_turn += 1
+        record = TurnRecord(index)
+        self.turns.append(record)
+        dispatcher = Dispatcher(self.registry, self.ledger, self.conversation, index,
+                                lambda update: self._call_update(record, update), self.clock)
+        self._dispatcher = dispatcher
+        build = REQUEST_BUILDERS[self.endpoint.dialect]
+        tools = self.registry.specs() if self.offer_tools else []
+        path, body = build(self.endpoint.model, self.history, tools, self.system)
+        if self._http is None:
+            self._http = httpx.AsyncClient(follow_redirects=True)
+        turn: Turn | None = None
+        for attempt in range(1, self.retries + 2):
+            if self._cancelled:
+                break
+            record.attempts = attempt
+            dispatcher.begin_attempt()
+            parser = StreamParser(self.endpoint.dialect)
+            record.blocks = parser.blocks
+            self._emit(AttemptStarted(index, attempt))
+            if self.recorder is not None:
+                self.recorder.marker("attempt", {"turn": index, "attempt": attempt})
+            try:
+                turn = await self._cancellable(stream_once(
+                    self._http, self.endpoint.url(path), self.endpoint.headers, body, parser, self.timeouts,
+                    lambda updates, p=parser, a=attempt: self._updates(record, p, a, updates, dispatcher),
+                    self.recorder, self.clock))
+            except RequestFailed as exc:
+                turn = Turn(self.endpoint.dialect, "provider_error", None, exc.message, parser.blocks)
+                if exc.retryable and attempt <= self.retries and not self._cancelled:
+                    delay = exc.retry_after if exc.retry_after is not None else self._delay(attempt)
+                    await self._fail_attempt(record, attempt, exc.message, delay)
+                    continue
+                break
+            except CancelledWithTurn as stopped:
+                turn = stopped.turn
+                break
+            except asyncio.CancelledError:
+                turn = Turn(self.endpoint.dialect, "cut_off", None, "the turn was cancelled", parser.blocks,
+                            "cancelled")
+                break
+            if turn.outcome == "complete" or self._cancelled:
+                break
+            retryable = turn.outcome == "provider_error" or (turn.outcome == "cut_off" and turn.cause != "cancelled")
+            if retryable and attempt <= self.retries:
+                await self._fail_attempt(record, attempt, _failure_words(turn), self._delay(attempt))
+                continue
+            break
+        assert turn is not None
+        record.result = turn
+        return await self._settle(record, turn, dispatcher)
+
+    def _delay(self, attempt: int) -> float:
+        base = min(self.backoff * 2 ** (attempt - 1), 8.0)
+        return base + random.uniform(0, self.backoff / 2)
+
+    async def _fail_attempt(self, record: TurnRecord, attempt: int, words: str, delay: float) -> None:
+        message = f"Attempt {attempt} failed: {words}. Retrying in {delay:.1f} s."
+        record.failures.append(message)
+        self._emit(AttemptFailed(record.index, attempt, message, True))
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._cancellable(asyncio.sleep(delay))
+
+    async def _settle(self, record: TurnRecord, turn: Turn, dispatcher: Dispatcher) -> str:
+        """Wait for the dispatched calls, then write the turn into the history."""
+        failed = turn.outcome != "complete" or self._cancelled
+        if self._cancelled:
+            dispatcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._cancellable(dispatcher.wait())
+        if self._cancelled:
+            dispatcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await dispatcher.wait()
+            failed = True
+        self._dispatcher = None
+        calls = [b for b in record.blocks if isinstance(b, ToolCallBlock) and not b.provider_executed]
+        unfinished = []
+        for call in calls:
+            if call.state in ("preparing", "waiting", "running"):
+                call.state = "not run"
+                call.result = call.result or f"Not run: {call.problem or 'the turn ended first'}."
+                self._emit(CallState(record.index, record.blocks.index(call), call.state))
+            if call.state == "not run":
+                unfinished.append(call.name or "a call")
+        answered = [c for c in calls if c.state in _ANSWERED]
+        records = [CallRecord(c.id or f"call_{record.index}_{i}", c.name, c.arguments or {})
+                   for i, c in enumerate(answered)]
+        note = None
+        if failed:
+            if self._cancelled and turn.outcome == "complete":
+                turn = Turn(turn.dialect, "cut_off", turn.stop_reason, "the turn was cancelled", turn.blocks,
+                            "cancelled")
+                record.result = turn
+            note = interruption_note(turn, unfinished)
+            record.note = note
+        self.history.append(Assistant(turn.text, records, note))
+        for call, call_record in zip(answered, records, strict=True):
+            call.id = call_record.id
+            self.history.append(ToolResult(call_record.id, call.name, call.result or "", call.state != "ran"))
+        self._emit(TurnDone(record.index, turn, record.attempts, note))
+        if failed:
+            return "cancelled" if self._cancelled else "failed"
+        return "continue" if answered else "done"
+
+    # -- stream updates and dispatcher reports ---------------------------------
+
+    def _updates(self, record: TurnRecord, parser: StreamParser, attempt: int, updates: list[Update],
+                 dispatcher: Dispatcher) -> None:
+        blocks = parser.blocks
+        for update in updates:
+            if isinstance(update, BlockChanged):
+                self._emit(BlockGrew(record.index, update.index, update.delta))
+            elif isinstance(update, BlockAdded):
+                self._emit(BlockOpened(record.index, update.index, blocks[update.index]))
+            elif isinstance(update, CallClosed):
+                call = blocks[update.index]
+                assert isinstance(call, ToolCallBlock)
+                if call.provider_executed:
+                    continue
+                verdict = finalise(call, self.registry)
+                if isinstance(verdict, Valid):
+                    dispatcher.submit((attempt, update.index), call.name, verdict.arguments)
+                elif isinstance(verdict, Rejected):
+                    call.state, call.result = "rejected", verdict.message
+                    self._emit(CallState(record.index, update.index, call.state))
+                elif isinstance(verdict, NotRun):
+                    call.state, call.result = "not run", f"Not run: {verdict.reason}."
+                    self._emit(CallState(record.index, update.index, call.state))
+            elif isinstance(update, TurnClosed):
+                for i, block in enumerate(blocks):
+                    if isinstance(block, ToolCallBlock) and block.state == "preparing" and not block.provider_executed:
+                        block.state = "not run"
+                        block.result = f"Not run: {block.problem or 'the turn ended before it completed'}."
+                        self._emit(CallState(record.index, i, block.state))
+
+    def _call_update(self, record: TurnRecord, update: CallUpdate) -> None:
+        attempt, index = update.ref
+        if attempt != record.attempts:
+            return  # an earlier attempt's card is gone; its run reports through the retry's call
+        call = record.blocks[index]
+        assert isinstance(call, ToolCallBlock)
+        if call.state in ("ran", "failed", "unknown", "rejected", "not run") and update.state in ("waiting",
+                                                                                                 "running"):
+            return
+        call.state = update.state  # type: ignore[assignment]
+        call.timings[update.state] = update.at
+        if update.result is not None:
+            call.result = update.result
+        call.reused = call.reused or update.reused
+        self._emit(CallState(record.index, index, call.state))

@@ -1,0 +1,251 @@
+"""The config file (TOML): provider profiles and command tools.
+
+Example::
+
+    default = "local"
+
+    [providers.local]
+    provider = "openai-chat"
+    model = "qwen2.5:7b"
+    base_url = "http://127.0.0.1:11434/v1"
+    key_env = "OLLAMA_API_KEY"      # optional: the *name* of an env var
+    read_timeout = 300
+
+    [tools.append_note]
+    command = ["python3", "notes.py"]
+    description = "Append a note to the team log"
+    read_only = false
+    timeout = 10
+    display = [["text", "Note"]]
+    parameters = { type = "object", properties = { text = { type = "string" } }, required = ["text"] }
+
+Keys never live here: a profile names the environment variable that holds
+one. A config that cannot be read is a ``ConfigError`` with the file and the
+reason, shown to the user as one line (exit 2), never a traceback.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .paths import config_path
+
+__all__ = ["Config", "ConfigError", "ProviderProfile", "CommandToolConfig", "load_config", "DIALECT_NAMES"]
+
+DIALECT_NAMES = ("openai-chat", "openai-responses", "anthropic", "gemini", "demo")
+
+_DEFAULT_KEY_ENV = {
+    "openai-chat": "OPENAI_API_KEY",
+    "openai-responses": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+}
+
+_DEFAULT_BASE_URL = {
+    "openai-chat": "https://api.openai.com/v1",
+    "openai-responses": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+    "gemini": "https://generativelanguage.googleapis.com",
+}
+
+_DEFAULT_MODEL = {
+    "openai-chat": "gpt-4o-mini",
+    "openai-responses": "gpt-4o-mini",
+    "anthropic": "claude-sonnet-4-5",
+    "gemini": "gemini-2.5-flash",
+    "demo": "demo",
+}
+
+
+class ConfigError(ValueError):
+    """The config file (or a command-line choice) cannot be used; says why."""
+
+
+@dataclass(slots=True)
+class ProviderProfile:
+    name: str
+    #: One of DIALECT_NAMES; "demo" is the embedded model (openai-chat on loopback).
+    provider: str = "demo"
+    model: str = "demo"
+    base_url: str | None = None
+    key_env: str | None = None
+    connect_timeout: float = 10.0
+    #: Longest silence between two chunks. Slow local models think for a while.
+    read_timeout: float = 120.0
+    #: The whole turn, so a trickle that never goes quiet still ends.
+    deadline: float = 600.0
+    retries: int = 3
+    max_rounds: int = 8
+    #: For "demo": which wire format the loopback model speaks.
+    demo_dialect: str = "openai-chat"
+    demo_speed: float = 1.0
+
+    @property
+    def dialect(self) -> str:
+        return self.demo_dialect if self.provider == "demo" else self.provider
+
+    @property
+    def label(self) -> str:
+        if self.provider == "demo":
+            return "demo model (offline, scripted)"
+        return f"{self.provider} · {self.model}"
+
+    def default_base_url(self) -> str | None:
+        return self.base_url or _DEFAULT_BASE_URL.get(self.provider)
+
+    def key_variable(self) -> str | None:
+        return self.key_env or _DEFAULT_KEY_ENV.get(self.provider)
+
+
+@dataclass(slots=True)
+class CommandToolConfig:
+    name: str
+    command: list[str]
+    description: str = ""
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+    read_only: bool = False
+    display: list[tuple[str, str]] = field(default_factory=list)
+    timeout: float = 30.0
+
+
+@dataclass(slots=True)
+class Config:
+    path: Path | None = None
+    default: str | None = None
+    providers: dict[str, ProviderProfile] = field(default_factory=dict)
+    tools: dict[str, CommandToolConfig] = field(default_factory=dict)
+
+    def profile(self, name: str | None = None, provider: str | None = None, model: str | None = None,
+                base_url: str | None = None) -> ProviderProfile:
+        """The profile to use: a named one, else the default, else the demo;
+        ``--provider`` may name a profile or a bare provider."""
+        chosen = name or provider
+        if chosen and chosen in self.providers:
+            base = self.providers[chosen]
+            profile = ProviderProfile(**{f: getattr(base, f) for f in ProviderProfile.__slots__})
+        elif chosen:
+            if chosen not in DIALECT_NAMES:
+                known = ", ".join([*DIALECT_NAMES, *self.providers])
+                raise ConfigError(f"unknown provider {chosen!r} (known: {known})")
+            profile = ProviderProfile(name=chosen, provider=chosen, model=_DEFAULT_MODEL[chosen])
+        elif self.default:
+            if self.default not in self.providers:
+                raise ConfigError(f"{self.path}: default = {self.default!r} names no [providers.*] profile")
+            return self.profile(self.default, None, model, base_url)
+        else:
+            profile = ProviderProfile(name="demo")
+        if model:
+            profile.model = model
+        if base_url:
+            profile.base_url = base_url
+        return profile
+
+
+def _float(table: dict[str, Any], key: str, default: float, where: str) -> float:
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise ConfigError(f"{where}.{key} must be a positive number")
+    return float(value)
+
+
+def _provider(name: str, table: Any, where: str) -> ProviderProfile:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where} must be a table")
+    provider = table.get("provider", "openai-chat")
+    if provider not in DIALECT_NAMES:
+        raise ConfigError(f"{where}.provider must be one of {', '.join(DIALECT_NAMES)}")
+    for key in ("api_key", "key"):
+        if key in table:
+            raise ConfigError(f"{where}.{key}: keys do not go in the config file; set key_env to the name of an "
+                              "environment variable that holds it")
+    profile = ProviderProfile(name=name, provider=provider, model=str(table.get("model", _DEFAULT_MODEL[provider])))
+    if "base_url" in table:
+        profile.base_url = str(table["base_url"])
+    if "key_env" in table:
+        profile.key_env = str(table["key_env"])
+    profile.connect_timeout = _float(table, "connect_timeout", profile.connect_timeout, where)
+    profile.read_timeout = _float(table, "read_timeout", profile.read_timeout, where)
+    profile.deadline = _float(table, "deadline", profile.deadline, where)
+    retries = table.get("retries", profile.retries)
+    if not isinstance(retries, int) or isinstance(retries, bool) or not 0 <= retries <= 10:
+        raise ConfigError(f"{where}.retries must be a whole number from 0 to 10")
+    profile.retries = retries
+    rounds = table.get("max_rounds", profile.max_rounds)
+    if not isinstance(rounds, int) or isinstance(rounds, bool) or not 1 <= rounds <= 100:
+        raise ConfigError(f"{where}.max_rounds must be a whole number from 1 to 100")
+    profile.max_rounds = rounds
+    if provider == "demo":
+        profile.demo_dialect = str(table.get("dialect", "openai-chat"))
+        if profile.demo_dialect not in DIALECT_NAMES[:4]:
+            raise ConfigError(f"{where}.dialect must be one of {', '.join(DIALECT_NAMES[:4])}")
+        profile.demo_speed = float(table.get("speed", 1.0))
+    return profile
+
+
+def _tool(name: str, table: Any, where: str) -> CommandToolConfig:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where} must be a table")
+    command = table.get("command")
+    if isinstance(command, str):
+        import shlex
+
+        command = shlex.split(command)
+    if not isinstance(command, list) or not command or not all(isinstance(c, str) for c in command):
+        raise ConfigError(f"{where}.command must be a command line (a string or a list of strings)")
+    parameters = table.get("parameters", {"type": "object", "properties": {}})
+    if isinstance(parameters, str):
+        import json
+
+        try:
+            parameters = json.loads(parameters)
+        except ValueError as exc:
+            raise ConfigError(f"{where}.parameters is not JSON: {exc}") from None
+    if not isinstance(parameters, dict) or parameters.get("type", "object") != "object":
+        raise ConfigError(f"{where}.parameters must be a JSON Schema for an object")
+    display: list[tuple[str, str]] = []
+    for item in table.get("display", []):
+        if isinstance(item, str):
+            display.append((item, item.replace("_", " ").capitalize()))
+        elif isinstance(item, list) and len(item) == 2 and all(isinstance(x, str) for x in item):
+            display.append((item[0], item[1]))
+        else:
+            raise ConfigError(f"{where}.display entries are field names or [field, label] pairs")
+    return CommandToolConfig(
+        name=name,
+        command=command,
+        description=str(table.get("description", "")),
+        parameters=parameters,
+        read_only=bool(table.get("read_only", False)),
+        display=display,
+        timeout=_float(table, "timeout", 30.0, where),
+    )
+
+
+def load_config(path: Path | None = None) -> Config:
+    """Read the config file; a missing file is an empty config."""
+    path = path or config_path()
+    if not path.exists():
+        return Config(path=None)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    config = Config(path=path)
+    default = data.get("default")
+    if default is not None and not isinstance(default, str):
+        raise ConfigError(f"{path}: default must be a profile name")
+    config.default = default
+    providers = data.get("providers", {})
+    tools = data.get("tools", {})
+    if not isinstance(providers, dict) or not isinstance(tools, dict):
+        raise ConfigError(f"{path}: [providers] and [tools] must be tables")
+    for name, table in providers.items():
+        config.providers[name] = _provider(name, table, f"{path}: providers.{name}")
+    for name, table in tools.items():
+        config.tools[name] = _tool(name, table, f"{path}: tools.{name}")
+    return config

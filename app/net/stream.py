@@ -1,0 +1,170 @@
+"""One streamed request: POST, read chunks, hand each to the recorder and
+then to the parser, until the stream's terminal marker, a fault, or the
+turn's deadline.
+
+Timeouts are explicit and fit slow models: connect, read between two chunks
+(a model that thinks for a minute is not a dead connection), and an overall
+deadline per attempt so a trickle that never goes quiet still ends. A fault
+after the response started is not an exception to the caller: the parser is
+closed with its cause (``disconnect``, ``timeout``, ``cancelled``) and the
+turn says what happened. A fault before it started is a ``RequestFailed``
+that says whether a retry may help.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import httpx
+
+from ..stream import StreamParser, Turn, Update
+
+__all__ = ["Timeouts", "RequestFailed", "Recorder", "CancelledWithTurn", "stream_once", "retry_after_seconds"]
+
+
+@dataclass(slots=True)
+class Timeouts:
+    connect: float = 10.0
+    read: float = 120.0
+    deadline: float = 600.0
+
+
+class Recorder(Protocol):
+    """The recording tap: every raw chunk, with its arrival time, before parsing."""
+
+    def chunk(self, at: float, data: bytes) -> None: ...
+
+    def marker(self, kind: str, info: dict[str, Any]) -> None: ...
+
+
+class RequestFailed(Exception):
+    """The request failed before a stream began (no bytes of a reply)."""
+
+    def __init__(self, message: str, status: int | None = None, retryable: bool = False,
+                 retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+
+_RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524, 529})
+
+
+def retry_after_seconds(headers: httpx.Headers) -> float | None:
+    """``retry-after-ms``, ``retry-after`` (seconds or an HTTP date), capped at 60 s."""
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms:
+        try:
+            return min(max(float(raw_ms) / 1000, 0.0), 60.0)
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if not raw:
+        return None
+    try:
+        return min(max(float(raw), 0.0), 60.0)
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(raw) if raw else None
+        if parsed is None:
+            return None
+        return min(max(parsed.timestamp() - time.time(), 0.0), 60.0)
+
+
+def _provider_message(status: int, body: bytes) -> str:
+    text = body.decode("utf-8", "replace").strip()
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        payload = None
+    if isinstance(payload, dict):
+        error = payload.get("error", payload)
+        if isinstance(error, dict):
+            message = error.get("message") or error.get("type")
+            if message:
+                return f"HTTP {status}: {message}"
+        elif isinstance(error, str):
+            return f"HTTP {status}: {error}"
+    first = text.splitlines()[0][:200] if text else ""
+    return f"HTTP {status}" + (f": {first}" if first else "")
+
+
+async def stream_once(
+    client: httpx.AsyncClient,
+    url: str,
+    headers: dict[str, str],
+    body: dict[str, Any],
+    parser: StreamParser,
+    timeouts: Timeouts,
+    on_updates: Callable[[list[Update]], None],
+    recorder: Recorder | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> Turn:
+    """Run one attempt; returns the closed turn, or raises RequestFailed."""
+    timeout = httpx.Timeout(connect=timeouts.connect, read=timeouts.read, write=timeouts.connect, pool=timeouts.connect)
+    response: httpx.Response | None = None
+    cause = "eof"
+    detail: str | None = None
+    try:
+        async with asyncio.timeout(timeouts.deadline):
+            request = client.build_request("POST", url, json=body, headers=headers, timeout=timeout)
+            try:
+                response = await client.send(request, stream=True)
+            except httpx.TimeoutException as exc:
+                raise RequestFailed(f"could not connect: {type(exc).__name__}", retryable=True) from None
+            except httpx.TransportError as exc:
+                raise RequestFailed(f"could not connect: {exc or type(exc).__name__}", retryable=True) from None
+            try:
+                if response.status_code != 200:
+                    data = await response.aread()
+                    raise RequestFailed(_provider_message(response.status_code, data[:20_000]), response.status_code,
+                                        response.status_code in _RETRYABLE_STATUS,
+                                        retry_after_seconds(response.headers))
+                async for chunk in response.aiter_bytes():
+                    at = clock()
+                    if recorder is not None:
+                        recorder.chunk(at, chunk)
+                    updates = parser.feed(chunk, at)
+                    if updates:
+                        on_updates(updates)
+                    if parser.finished:
+                        break  # the stream said all it will; do not wait for the socket
+            except httpx.ReadTimeout:
+                cause, detail = "timeout", f"no data for {timeouts.read:g} s (the read timeout)"
+            except (httpx.RemoteProtocolError, httpx.ReadError, httpx.NetworkError, httpx.DecodingError) as exc:
+                cause, detail = "disconnect", f"the connection dropped ({_short(exc)})"
+    except TimeoutError:
+        cause, detail = "timeout", f"the turn took longer than its {timeouts.deadline:g} s deadline"
+    except asyncio.CancelledError:
+        if response is not None:
+            await asyncio.shield(response.aclose())
+        turn = parser.close("cancelled", clock())
+        on_updates(parser.updates())
+        raise CancelledWithTurn(turn) from None
+    finally:
+        if response is not None and not response.is_closed:
+            await asyncio.shield(response.aclose())
+    turn = parser.close(cause, clock(), detail)
+    on_updates(parser.updates())
+    return turn
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+class CancelledWithTurn(asyncio.CancelledError):
+    """Cancellation that still hands back the turn, closed as ``cancelled``."""
+
+    def __init__(self, turn: Turn) -> None:
+        super().__init__()
+        self.turn = turn
+

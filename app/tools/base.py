@@ -1,0 +1,58 @@
+"""What a tool is, and what it is handed when it runs."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..conversation import ToolSpec
+
+__all__ = ["Tool", "ToolContext", "ToolError", "DisplayField"]
+
+
+class ToolError(Exception):
+    """The tool failed; the message is shown to the user and told to the model."""
+
+
+@dataclass(slots=True, frozen=True)
+class DisplayField:
+    """One allow-listed field: a dotted path into the arguments and a label.
+    Anything not listed is hidden from every screen."""
+
+    path: str
+    label: str
+
+
+@dataclass(slots=True)
+class ToolContext:
+    idempotency_key: str
+    #: Set when the turn is cancelled; long tools should look at it.
+    cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+    #: ``loop.time()`` after which the tool must stop.
+    deadline: float | None = None
+
+
+Runner = Callable[[dict[str, Any], ToolContext], Awaitable[str]]
+Warmer = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+@dataclass(slots=True)
+class Tool:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    run: Runner
+    read_only: bool = False
+    display: tuple[DisplayField, ...] = ()
+    #: Allow-list for the result's fields on screen (empty: the result is shown whole).
+    result_display: tuple[DisplayField, ...] = ()
+    #: Seconds a run may take.
+    timeout: float = 60.0
+    #: Read-only tools may prepare while the call forms (never returns anything).
+    warm: Warmer | None = None
+
+    @property
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, self.parameters)

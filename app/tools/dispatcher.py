@@ -1,0 +1,183 @@
+"""The dispatcher: the only thing that runs tools (DESIGN.md step 7).
+
+An asyncio worker, separate from reading the stream and from rendering. It is
+handed each final, valid call the moment the call ends; it claims the call's
+key in the ledger, runs it (read-only calls concurrently, side-effecting
+calls one after another in the order they ended), records the result, and
+reports every state change as a ``CallUpdate`` — the card says "running" only
+because this says so.
+
+One dispatcher serves one turn across its attempts, so a retried stream that
+repeats a call already in flight joins that run instead of starting another;
+the ledger catches repeats across processes and restarts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .base import ToolContext, ToolError
+from .ledger import Claim, Ledger, canonical_json, idempotency_key
+from .registry import Registry
+
+__all__ = ["CallUpdate", "Dispatcher", "UNKNOWN_OUTCOME"]
+
+UNKNOWN_OUTCOME = ("Error: this call was started earlier but no result was recorded (the program stopped while it "
+                   "ran). Its outcome is unknown: do not assume it succeeded or failed, and do not repeat it without "
+                   "asking the user.")
+
+
+@dataclass(slots=True)
+class CallUpdate:
+    """A call's new state. ``ref`` is whatever the submitter used to name the
+    call (the chat loop passes the block index)."""
+
+    ref: Any
+    state: str
+    result: str | None = None
+    is_error: bool = False
+    reused: bool = False
+    key: str | None = None
+    at: float = 0.0
+
+
+class Dispatcher:
+    def __init__(self, registry: Registry, ledger: Ledger, conversation: str, turn: int,
+                 on_update: Callable[[CallUpdate], None], clock: Callable[[], float] = time.monotonic) -> None:
+        self.registry = registry
+        self.ledger = ledger
+        self.conversation = conversation
+        self.turn = turn
+        self.on_update = on_update
+        self.clock = clock
+        self._occurrences: dict[str, int] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._inflight: dict[str, asyncio.Future[CallUpdate]] = {}
+        self._serial: asyncio.Task[None] | None = None
+        self._cancel = asyncio.Event()
+        self.runs = 0  # how many times a tool really started here (for tests and the log)
+
+    def begin_attempt(self) -> None:
+        """A new attempt of the same turn: identical calls count from one again,
+        so the retry's calls get the keys the first attempt's got."""
+        self._occurrences.clear()
+
+    def _emit(self, update: CallUpdate) -> None:
+        update.at = self.clock()
+        self.on_update(update)
+
+    def submit(self, ref: Any, name: str, arguments: dict[str, Any]) -> str:
+        """Queue a final, valid call; returns its idempotency key."""
+        identity = name + "\x00" + canonical_json(arguments)
+        occurrence = self._occurrences[identity] = self._occurrences.get(identity, 0) + 1
+        key = idempotency_key(self.conversation, self.turn, name, arguments, occurrence)
+        self._emit(CallUpdate(ref, "waiting", key=key))
+        tool = self.registry.get(name)
+        if tool is not None and tool.read_only:
+            self._tasks.append(asyncio.create_task(self._dispatch(ref, name, arguments, key, occurrence)))
+        else:
+            previous = self._serial
+
+            async def in_order() -> None:
+                if previous is not None:
+                    with contextlib.suppress(BaseException):
+                        await asyncio.shield(previous)
+                await self._dispatch(ref, name, arguments, key, occurrence)
+
+            self._serial = asyncio.create_task(in_order())
+            self._tasks.append(self._serial)
+        return key
+
+    async def wait(self) -> None:
+        """Until every submitted call reached a terminal state."""
+        while self._tasks:
+            tasks, self._tasks = self._tasks, []
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    def cancel(self) -> None:
+        self._cancel.set()
+        for task in self._tasks:
+            task.cancel()
+
+    async def _dispatch(self, ref: Any, name: str, arguments: dict[str, Any], key: str, occurrence: int) -> None:
+        inflight = self._inflight.get(key)
+        if inflight is not None:
+            # the same call from a retried attempt: report the one run's outcome
+            try:
+                done = await asyncio.shield(inflight)
+            except asyncio.CancelledError:
+                self._emit(CallUpdate(ref, "not run", "Error: the turn was cancelled before this call ran.", True,
+                                      key=key))
+                raise
+            self._emit(CallUpdate(ref, done.state, done.result, done.is_error, reused=True, key=key))
+            return
+        future: asyncio.Future[CallUpdate] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = future
+        try:
+            update = await self._run(ref, name, arguments, key, occurrence)
+        except asyncio.CancelledError as exc:
+            if isinstance(exc, _Cancelled):
+                update = exc.update  # stopped while it ran: failed (cancelled)
+            else:
+                update = CallUpdate(ref, "not run", "Error: the turn was cancelled before this call ran.", True,
+                                    key=key)
+            if not future.done():
+                future.set_result(update)
+            self._emit(update)
+            raise
+        if not future.done():
+            future.set_result(update)
+        self._emit(update)
+
+    async def _run(self, ref: Any, name: str, arguments: dict[str, Any], key: str, occurrence: int) -> CallUpdate:
+        tool = self.registry.get(name)
+        if tool is None:  # the finaliser rejects these; kept as a guard
+            return CallUpdate(ref, "rejected", f"Error: there is no tool called {name!r}.", True, key=key)
+        if self._cancel.is_set():
+            return CallUpdate(ref, "not run", "Error: the turn was cancelled before this call ran.", True, key=key)
+        claiming = asyncio.ensure_future(asyncio.to_thread(
+            self.ledger.claim, key, self.conversation, self.turn, name, arguments, occurrence,
+            retry_cancelled=tool.read_only, wait=tool.timeout))
+        try:
+            claim: Claim = await asyncio.shield(claiming)
+        except asyncio.CancelledError:
+            # the claim may land after the cancel: never leave it without an outcome
+            claim = await claiming
+            if claim.state == "claimed":
+                await asyncio.to_thread(self.ledger.finish, key, "cancelled", "Error: cancelled before it ran.", True)
+            raise
+        if claim.state in ("ran", "failed"):
+            return CallUpdate(ref, claim.state, claim.result, claim.is_error, reused=True, key=key)
+        if claim.state == "unknown":
+            return CallUpdate(ref, "unknown", UNKNOWN_OUTCOME, True, key=key)
+        loop = asyncio.get_running_loop()
+        ctx = ToolContext(idempotency_key=key, cancelled=self._cancel, deadline=loop.time() + tool.timeout)
+        self._emit(CallUpdate(ref, "running", key=key))
+        self.runs += 1
+        try:
+            result = await asyncio.wait_for(tool.run(dict(arguments), ctx), timeout=tool.timeout)
+            state, is_error = "ran", False
+        except asyncio.CancelledError:
+            await asyncio.to_thread(self.ledger.finish, key, "cancelled", "Error: cancelled while it ran.", True)
+            raise _Cancelled(CallUpdate(ref, "failed", "Error: cancelled while it ran.", True, key=key)) from None
+        except TimeoutError:
+            result, state, is_error = f"Error: timed out after {tool.timeout:g} s.", "failed", True
+        except ToolError as exc:
+            result, state, is_error = f"Error: {exc}", "failed", True
+        except Exception as exc:  # a tool bug is a failed call, never a crashed turn
+            result, state, is_error = f"Error: the tool raised {type(exc).__name__}: {exc}", "failed", True
+        await asyncio.to_thread(self.ledger.finish, key, state, result, is_error)
+        return CallUpdate(ref, state, result, is_error, key=key)
+
+
+class _Cancelled(asyncio.CancelledError):
+    """Cancellation that carries the failed(cancelled) update to report."""
+
+    def __init__(self, update: CallUpdate) -> None:
+        super().__init__()
+        self.update = update
