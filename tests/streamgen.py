@@ -22,6 +22,8 @@ from app.demo.dialects.gemini import GeminiEncoder
 from app.demo.dialects.openai_chat import ChatEncoder
 from app.demo.dialects.openai_responses import ResponsesEncoder
 
+__all__ = ["ChatEncoder", "GeminiEncoder", "MessagesEncoder", "ResponsesEncoder", "render", "ENCODERS"]
+
 Step = tuple[Any, ...]
 
 

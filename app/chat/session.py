@@ -136,6 +136,7 @@ class ChatSession:
         recorder: Recorder | None = None,
         clock: Callable[[], float] = time.monotonic,
         first_turn: int | None = None,
+        http: httpx.AsyncClient | None = None,
     ) -> None:
         self.endpoint = endpoint
         self.registry = registry
@@ -154,7 +155,7 @@ class ChatSession:
         self.next_turn = first_turn if first_turn is not None else sum(
             1 for e in self.history if isinstance(e, Assistant))
         self.listeners: list[Callable[[ChatEvent], None]] = []
-        self._http: httpx.AsyncClient | None = None
+        self._http: httpx.AsyncClient | None = http
         self._current: asyncio.Task[Any] | None = None
         self._dispatcher: Dispatcher | None = None
         self._cancelled = False
