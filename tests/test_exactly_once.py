@@ -1,0 +1,158 @@
+"""A hypothesis stateful test of "each tool runs once" (issue 4's first proof).
+
+Conversations with side-effecting calls under random fault schedules: the
+stream is cut before a call's end, cut or errored after it (so it was already
+dispatched), a tool fails while running, the process "crashes" between a claim
+and its result (a claim left by a dead process), and each turn is retried 0–3
+times. Invariants: every side effect happens at most once per key, every call
+ends in a terminal state, and nothing runs unless its call ended in the stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import httpx
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+from app.chat.providers import Endpoint
+from app.chat.session import ChatSession
+from app.stream import TERMINAL_STATES, ToolCallBlock
+from app.tools.base import Tool, ToolContext, ToolError
+from app.tools.ledger import Ledger, idempotency_key
+from app.tools.registry import Registry
+from tests import streamgen
+
+FAULTS = ["cut_before_end", "cut_after_end", "error_after_end", "complete"]
+
+
+class _Body(httpx.AsyncByteStream):
+    def __init__(self, data: bytes, cut: bool) -> None:
+        self.data = data
+        self.cut = cut
+
+    async def __aiter__(self):  # type: ignore[no-untyped-def]
+        for i in range(0, len(self.data), 97):
+            yield self.data[i : i + 97]
+        if self.cut:
+            raise httpx.RemoteProtocolError("peer closed connection without sending complete message body")
+
+
+class ExactlyOnce(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.dir = Path(tempfile.mkdtemp(prefix="exactly-once-"))
+        self.ledger = Ledger(self.dir / "ledger.db")
+        self.runs: dict[str, int] = {}
+        self.ran_args: list[tuple[int, str]] = []
+        self.ended: set[tuple[int, str]] = set()
+        self.history: list[Any] = []
+        self.next_turn = 0
+        self.schedule: list[str] = []
+        self.calls: list[dict[str, Any]] = []
+        self.records: list[Any] = []
+        self.crashed: set[str] = set()
+
+        async def effect(arguments: dict[str, Any], ctx: ToolContext) -> str:
+            self.runs[ctx.idempotency_key] = self.runs.get(ctx.idempotency_key, 0) + 1
+            self.ran_args.append((self._turn_of_request, json.dumps(arguments, sort_keys=True)))
+            await asyncio.sleep(0)
+            if arguments.get("boom"):
+                raise ToolError("the downstream service failed")
+            return f"effect {arguments['n']}"
+
+        self.registry = Registry([Tool("effect", "a side effect", {"type": "object"}, effect, read_only=False)])
+        self._turn_of_request = 0
+
+    def teardown(self) -> None:
+        self.ledger.close()
+
+    def _reply(self, request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        last = body["messages"][-1]["content"]
+        if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in last):
+            data = streamgen.anthropic([("text", "Noted.")], stop_reason="end_turn")
+            return httpx.Response(200, stream=_Body(data, False))
+        fault = self.schedule.pop(0) if self.schedule else "complete"
+        script: list[Any] = [("text", "On it. ")]
+        for slot, args in enumerate(self.calls):
+            script += streamgen.call_script(slot, f"t{slot}", "effect", json.dumps(args), 5)
+        if fault == "cut_before_end":
+            last_end = max(i for i, step in enumerate(script) if step[0] == "end")
+            data = streamgen.anthropic(script[:last_end], stop_reason=None, stop=False)
+            ended = [json.dumps(a, sort_keys=True) for a in self.calls[:-1]]
+            cut = True
+        elif fault in ("cut_after_end", "error_after_end"):
+            data = streamgen.anthropic(script, stop_reason=None, stop=False)
+            if fault == "error_after_end":
+                data += b"".join(streamgen.MessagesEncoder().error("Overloaded"))
+            ended = [json.dumps(a, sort_keys=True) for a in self.calls]
+            cut = fault == "cut_after_end"
+        else:
+            data = streamgen.anthropic(script)
+            ended = [json.dumps(a, sort_keys=True) for a in self.calls]
+            cut = False
+        self.ended.update((self._turn_of_request, a) for a in ended)
+        return httpx.Response(200, stream=_Body(data, cut))
+
+    @rule(schedule=st.lists(st.sampled_from(FAULTS), max_size=4),
+          calls=st.lists(st.sampled_from([{"n": 1}, {"n": 2}, {"n": 1, "boom": True}]), min_size=1, max_size=3),
+          retries=st.integers(min_value=0, max_value=3))
+    def send(self, schedule: list[str], calls: list[dict[str, Any]], retries: int) -> None:
+        self.schedule = list(schedule)
+        self.calls = calls
+        self._turn_of_request = self.next_turn
+        client = httpx.AsyncClient(transport=httpx.MockTransport(self._reply))
+        session = ChatSession(Endpoint("anthropic", "http://model.test", "m", "test"), self.registry, self.ledger,
+                              "conv", self.history, retries=retries, backoff=0.0, http=client,
+                              first_turn=self.next_turn)
+
+        async def go() -> None:
+            try:
+                await session.send("do it")
+            finally:
+                await session.aclose()
+
+        asyncio.run(go())
+        self.history = session.history
+        self.next_turn = session.next_turn
+        self.records += session.turns
+
+    @rule(calls=st.sampled_from([[{"n": 1}], [{"n": 2}, {"n": 1}]]))
+    def crash_between_claim_and_result(self, calls: list[dict[str, Any]]) -> None:
+        """A claim left behind by a process that died while the tool ran."""
+        key = idempotency_key("conv", self.next_turn, "effect", calls[0], 1)
+        self.ledger._db.execute(
+            "INSERT OR IGNORE INTO ledger (key, conversation, turn, tool, arguments, occurrence, state, claimed_at, "
+            "owner) VALUES (?, 'conv', ?, 'effect', '{}', 1, 'claimed', 0, ?)",
+            (key, self.next_turn, f"{os.uname().nodename}:{2**22 + 777}"))
+        self.crashed.add(key)
+        self.send(["complete"], calls, 0)
+
+    @invariant()
+    def each_side_effect_at_most_once(self) -> None:
+        assert all(count == 1 for count in self.runs.values()), self.runs
+        assert not (set(self.runs) & self.crashed)  # a call whose outcome is unknown is never re-run
+
+    @invariant()
+    def every_call_ends_in_a_terminal_state(self) -> None:
+        for record in self.records:
+            for block in record.blocks:
+                if isinstance(block, ToolCallBlock):
+                    assert block.state in TERMINAL_STATES, (block.name, block.state)
+
+    @invariant()
+    def nothing_runs_from_a_prefix(self) -> None:
+        for ran in self.ran_args:
+            assert ran in self.ended, ran
+
+
+TestExactlyOnce = ExactlyOnce.TestCase
+TestExactlyOnce.settings = settings(max_examples=25, stateful_step_count=6, deadline=None)
