@@ -116,7 +116,7 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
     registry = Registry.default(home, config)
     session = ChatSession(
         endpoint, registry, ledger, conversation or uuid.uuid4().hex, retries=profile.retries,
-        max_rounds=profile.max_rounds, offer_tools=not no_tools,
+        max_rounds=profile.max_rounds, offer_tools=not no_tools, options=profile.options,
         timeouts=Timeouts(profile.connect_timeout, profile.read_timeout, profile.deadline))
     if not as_json:
         session.listeners.append(_Printer(session, out, err))

@@ -50,6 +50,13 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("--conversation", help="conversation id (the idempotency ledger keys calls by it)")
     ask.add_argument("--json", action="store_true", help="print the conversation's turns as one JSON document")
     ask.add_argument("--no-tools", action="store_true", help="offer the model no tools")
+    ledger = sub.add_parser(
+        "ledger",
+        help="list the idempotency ledger: every call claimed, and what became of it",
+        description="List the idempotency ledger's entries (key, conversation, turn, tool, state, times).",
+    )
+    ledger.add_argument("--conversation", help="only this conversation's entries")
+    ledger.add_argument("--json", action="store_true", help="print the entries as a JSON array")
     serve = sub.add_parser(
         "serve-demo",
         help="run the embedded demo model as a standalone server on 127.0.0.1",
@@ -70,6 +77,19 @@ def _provider_options(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run a command; a closed pipe (``| head``) or Ctrl-C ends it quietly."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        return 130
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command == "inspect":
@@ -79,6 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_ask(args.prompt, args.provider, args.model, args.base_url, args.conversation, args.json,
                        args.no_tools)
+    if args.command == "ledger":
+        return _ledger(args.conversation, args.json)
     if args.command == "serve-demo":
         return _serve_demo(args.port, args.speed)
     parser.print_help()
@@ -103,6 +125,41 @@ def _inspect(file: str, dialect: str, as_json: bool) -> int:
         sys.stdout.write("\n")
     else:
         sys.stdout.write(format_turn(turn))
+    return 0
+
+
+def _ledger(conversation: str | None, as_json: bool) -> int:
+    import datetime
+    import sqlite3
+
+    from .paths import data_dir
+    from .tools.ledger import Ledger
+
+    path = data_dir() / "callstream.db"
+    try:
+        ledger = Ledger(path)
+        entries = ledger.entries(conversation)
+        ledger.close()
+    except sqlite3.Error as exc:
+        return _fail(f"cannot read the ledger {path}: {exc}")
+    if as_json:
+        json.dump([{k: e[k] for k in ("key", "conversation", "turn", "tool", "occurrence", "state", "is_error",
+                                      "claimed_at", "finished_at")} for e in entries], sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    if not entries:
+        print(f"the ledger is empty ({path})")
+        return 0
+
+    def when(stamp: float | None) -> str:
+        if stamp is None:
+            return "—"
+        return datetime.datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M:%S")
+
+    print(f"{'key':14} {'conversation':14} {'turn':>4} {'tool':18} {'state':9} {'claimed':19}  finished")
+    for e in entries:
+        print(f"{e['key'][:12]}… {inert(e['conversation'][:12]):14} {e['turn']:>4} {inert(e['tool'][:18]):18} "
+              f"{e['state']:9} {when(e['claimed_at']):19}  {when(e['finished_at'])}")
     return 0
 
 

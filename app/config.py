@@ -10,6 +10,7 @@ Example::
     base_url = "http://127.0.0.1:11434/v1"
     key_env = "OLLAMA_API_KEY"      # optional: the *name* of an env var
     read_timeout = 300
+    options = { temperature = 0 }   # extra request fields
 
     [tools.append_note]
     command = ["python3", "notes.py"]
@@ -82,6 +83,8 @@ class ProviderProfile:
     #: For "demo": which wire format the loopback model speaks.
     demo_dialect: str = "openai-chat"
     demo_speed: float = 1.0
+    #: Extra request fields (``[providers.NAME.options]``: temperature, top_p…).
+    options: dict[str, Any] = field(default_factory=dict)
 
     @property
     def dialect(self) -> str:
@@ -126,6 +129,7 @@ class Config:
         if chosen and chosen in self.providers:
             base = self.providers[chosen]
             profile = ProviderProfile(**{f: getattr(base, f) for f in ProviderProfile.__slots__})
+            profile.options = dict(base.options)
         elif chosen:
             if chosen not in DIALECT_NAMES:
                 known = ", ".join([*DIALECT_NAMES, *self.providers])
@@ -177,6 +181,10 @@ def _provider(name: str, table: Any, where: str) -> ProviderProfile:
     if not isinstance(rounds, int) or isinstance(rounds, bool) or not 1 <= rounds <= 100:
         raise ConfigError(f"{where}.max_rounds must be a whole number from 1 to 100")
     profile.max_rounds = rounds
+    options = table.get("options", {})
+    if not isinstance(options, dict):
+        raise ConfigError(f"{where}.options must be a table of request fields")
+    profile.options = dict(options)
     if provider == "demo":
         profile.demo_dialect = str(table.get("dialect", "openai-chat"))
         if profile.demo_dialect not in DIALECT_NAMES[:4]:

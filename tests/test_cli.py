@@ -144,3 +144,29 @@ def test_console_script_is_installed() -> None:
         pytest.skip(reason="callstream console script not installed in this environment (use make test)")
     result = subprocess.run([str(script), "--version"], capture_output=True, text=True)
     assert result.returncode == 0 and result.stdout.startswith("callstream ")
+
+
+def test_ledger_lists_entries(home: Path) -> None:
+    from app.paths import data_dir
+    from app.tools.ledger import Ledger
+
+    ledger = Ledger(data_dir() / "callstream.db")
+    ledger.claim("k" * 64, "conv-x", 3, "create_ticket", {"a": 1}, 1)
+    ledger.finish("k" * 64, "ran", "ok", False)
+    ledger.close()
+    result = subprocess.run([sys.executable, "-m", "app", "ledger", "--json"], cwd=ROOT, capture_output=True,
+                            text=True)
+    assert result.returncode == 0, result.stderr
+    (entry,) = json.loads(result.stdout)
+    assert (entry["conversation"], entry["turn"], entry["tool"], entry["state"]) == ("conv-x", 3, "create_ticket",
+                                                                                     "ran")
+    human = subprocess.run([sys.executable, "-m", "app", "ledger"], cwd=ROOT, capture_output=True, text=True)
+    assert "create_ticket" in human.stdout and "ran" in human.stdout
+
+
+def test_a_closed_pipe_is_not_a_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "s.sse"
+    path.write_bytes(streamgen.openai_chat([("text", "line\n" * 20000)], finish="stop"))
+    result = subprocess.run(f"{sys.executable} -m app inspect {path} | head -1", shell=True, cwd=ROOT,
+                            capture_output=True, text=True)
+    assert "Traceback" not in result.stderr

@@ -137,6 +137,7 @@ class ChatSession:
         clock: Callable[[], float] = time.monotonic,
         first_turn: int | None = None,
         http: httpx.AsyncClient | None = None,
+        options: dict[str, Any] | None = None,
     ) -> None:
         self.endpoint = endpoint
         self.registry = registry
@@ -151,6 +152,7 @@ class ChatSession:
         self.system = system
         self.recorder = recorder
         self.clock = clock
+        self.options = dict(options or {})
         self.turns: list[TurnRecord] = []
         self.next_turn = first_turn if first_turn is not None else sum(
             1 for e in self.history if isinstance(e, Assistant))
@@ -221,6 +223,7 @@ class ChatSession:
         build = REQUEST_BUILDERS[self.endpoint.dialect]
         tools = self.registry.specs() if self.offer_tools else []
         path, body = build(self.endpoint.model, self.history, tools, self.system)
+        body.update(self.options)
         if self._http is None:
             self._http = httpx.AsyncClient(follow_redirects=True)
         turn: Turn | None = None
