@@ -39,6 +39,12 @@ def _parser() -> argparse.ArgumentParser:
         help=f"wire format: {', '.join(DIALECTS)} or auto (default: detect from the first frames)",
     )
     inspect.add_argument("--json", action="store_true", help="print the turn as one JSON document")
+    chat = sub.add_parser(
+        "chat",
+        help="open the chat TUI (the default command)",
+        description="Open the chat TUI on a provider: the config's default, else the embedded demo model.",
+    )
+    _provider_options(chat)
     ask = sub.add_parser(
         "ask",
         help="send one prompt and run the whole loop (tools included) without the TUI",
@@ -103,7 +109,21 @@ def _main(argv: Sequence[str] | None = None) -> int:
         return _ledger(args.conversation, args.json)
     if args.command == "serve-demo":
         return _serve_demo(args.port, args.speed)
+    if args.command in (None, "chat"):
+        return _chat(getattr(args, "provider", None), getattr(args, "model", None), getattr(args, "base_url", None))
     parser.print_help()
+    return 0
+
+
+def _chat(provider: str | None, model: str | None, base_url: str | None) -> int:
+    from .config import ConfigError
+    from .tui.app import make_app
+
+    try:
+        app = make_app(provider, model, base_url)
+    except ConfigError as exc:
+        return _fail(str(exc))
+    app.run()
     return 0
 
 

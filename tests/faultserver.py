@@ -28,6 +28,9 @@ class Reply:
     reset: bool = False
     #: Sleep this long before any byte of the body (after the headers).
     stall: float = 0.0
+    #: Pause ``pause`` seconds once ``pause_at`` body bytes are out.
+    pause_at: int | None = None
+    pause: float = 0.0
 
 
 class FaultServer:
@@ -75,8 +78,13 @@ class FaultServer:
             if reply.stall:
                 await asyncio.sleep(reply.stall)
             data = reply.body if reply.cut_at is None else reply.body[: reply.cut_at]
-            for i in range(0, len(data), reply.chunk):
-                piece = data[i : i + reply.chunk]
+            points = list(range(0, len(data), reply.chunk))
+            if reply.pause_at is not None and reply.pause_at not in points:
+                points = sorted({*points, reply.pause_at})
+            for i, end in zip(points, [*points[1:], len(data)], strict=True):
+                if i == reply.pause_at:
+                    await asyncio.sleep(reply.pause)
+                piece = data[i:end]
                 writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
                 await writer.drain()
                 if reply.delay:

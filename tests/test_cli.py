@@ -133,9 +133,11 @@ def test_inspect_human_output_is_inert(tmp_path: Path, capsys: pytest.CaptureFix
     assert "\\x1b[2J" in out and "\\u202e" in out
 
 
-def test_no_command_prints_help() -> None:
-    result = run()
-    assert result.returncode == 0 and "inspect" in result.stdout
+def test_help_lists_the_commands() -> None:
+    result = run("--help")
+    assert result.returncode == 0
+    for command in ("chat", "ask", "inspect", "ledger", "serve-demo"):
+        assert command in result.stdout
 
 
 def test_console_script_is_installed() -> None:

@@ -162,6 +162,8 @@ class ChatSession:
         self._dispatcher: Dispatcher | None = None
         self._cancelled = False
         self.busy = False
+        #: Where the last failed turn began (history length, turn index), for retry_last.
+        self._failed: tuple[int, int] | None = None
 
     # -- plumbing ------------------------------------------------------------
 
@@ -193,11 +195,28 @@ class ChatSession:
     # -- the loop ------------------------------------------------------------
 
     async def send(self, text: str) -> ExchangeDone:
+        self.history.append(User(text))
+        self._emit(UserSent(text))
+        return await self._rounds()
+
+    def can_retry(self) -> bool:
+        return self._failed is not None and not self.busy
+
+    async def retry_last(self) -> ExchangeDone:
+        """Run the last failed turn again, under the same turn index: what it
+        had already run comes back from the ledger instead of running twice."""
+        if self._failed is None:
+            return ExchangeDone("done", "nothing to retry")
+        length, turn = self._failed
+        del self.history[length:]
+        self.next_turn = turn
+        return await self._rounds()
+
+    async def _rounds(self) -> ExchangeDone:
         self.busy = True
         self._cancelled = False
+        self._failed = None
         try:
-            self.history.append(User(text))
-            self._emit(UserSent(text))
             for _ in range(self.max_rounds):
                 status = await self._round()
                 if status != "continue":
@@ -311,6 +330,7 @@ class ChatSession:
                 record.result = turn
             note = interruption_note(turn, unfinished)
             record.note = note
+            self._failed = (len(self.history), record.index)
         self.history.append(Assistant(turn.text, records, note))
         for call, call_record in zip(answered, records, strict=True):
             call.id = call_record.id
@@ -339,7 +359,7 @@ class ChatSession:
                 if isinstance(verdict, Valid):
                     dispatcher.submit((attempt, update.index), call.name, verdict.arguments)
                 elif isinstance(verdict, Rejected):
-                    call.state, call.result = "rejected", verdict.message
+                    call.state, call.result, call.summary = "rejected", verdict.message, verdict.display
                     self._emit(CallState(record.index, update.index, call.state))
                 elif isinstance(verdict, NotRun):
                     call.state, call.result = "not run", f"Not run: {verdict.reason}."

@@ -108,6 +108,9 @@ class ToolCallBlock:
     result: str | None = None
     #: The result came from the ledger: the call had already run.
     reused: bool = False
+    #: A line safe to show on screen when ``result`` may quote argument values
+    #: (a schema rejection names the fields, never their values).
+    summary: str | None = None
     #: Times of the call's life (the caller's clock): announced, required
     #: fields first parsed, ended, dispatched, finished.
     timings: dict[str, float] = field(default_factory=dict)

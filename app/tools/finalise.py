@@ -28,9 +28,12 @@ class Valid:
 
 @dataclass(slots=True)
 class Rejected:
-    """Answered in-band: ``message`` goes back to the model as the call's error result."""
+    """Answered in-band: ``message`` goes back to the model as the call's error
+    result; ``display`` says the same on screen without quoting any value
+    (an unlisted field may hold something nobody meant to show)."""
 
     message: str
+    display: str = ""
 
 
 @dataclass(slots=True)
@@ -48,14 +51,35 @@ def _where(error: ValidationError) -> str:
     return path or "arguments"
 
 
-def schema_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
-    """Plain-words schema failures, most specific first; [] when valid."""
+_KIND_WORDS = {
+    "type": "wrong type", "enum": "not an allowed value", "const": "not the allowed value", "pattern": "wrong format",
+    "format": "wrong format", "minLength": "too short", "maxLength": "too long", "minimum": "too small",
+    "maximum": "too large", "exclusiveMinimum": "too small", "exclusiveMaximum": "too large",
+    "minItems": "too few items", "maxItems": "too many items", "additionalProperties": "unexpected field",
+    "required": "missing",
+}
+
+
+def _errors(schema: dict[str, Any], arguments: dict[str, Any]) -> list[ValidationError]:
     validator = _VALIDATORS.get(id(schema))
     if validator is None:
         Draft202012Validator.check_schema(schema)
         validator = _VALIDATORS[id(schema)] = Draft202012Validator(schema, format_checker=FormatChecker())
-    errors = sorted(validator.iter_errors(arguments), key=lambda e: (list(map(str, e.absolute_path)), e.message))
-    return [f"{_where(e)}: {e.message}" for e in errors]
+    return sorted(validator.iter_errors(arguments), key=lambda e: (list(map(str, e.absolute_path)), e.message))
+
+
+def _display(error: ValidationError) -> str:
+    kind = str(error.validator)
+    if kind == "required":
+        missing = error.message.split("'")[1] if error.message.count("'") >= 2 else "a field"
+        where = _where(error)
+        return (f"{where}.{missing}" if where != "arguments" else missing) + " missing"
+    return f"{_where(error)}: {_KIND_WORDS.get(kind, 'not valid')}"
+
+
+def schema_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
+    """Plain-words schema failures, most specific first; [] when valid."""
+    return [f"{_where(e)}: {e.message}" for e in _errors(schema, arguments)]
 
 
 def finalise(call: ToolCallBlock, registry: Registry) -> Verdict:
@@ -64,14 +88,20 @@ def finalise(call: ToolCallBlock, registry: Registry) -> Verdict:
     tool = registry.get(call.name)
     if tool is None:
         available = ", ".join(registry.names()) or "none"
-        return Rejected(f"Error: there is no tool called {call.name!r}. Available tools: {available}.")
+        return Rejected(f"Error: there is no tool called {call.name!r}. Available tools: {available}.",
+                        f"Rejected: there is no tool called {call.name!r}. Nothing was run; the model was told "
+                        "which tools exist.")
     try:
-        problems = schema_problems(tool.parameters, call.arguments)
+        errors = _errors(tool.parameters, call.arguments)
     except SchemaError as exc:
-        return Rejected(f"Error: the tool {call.name!r} has an invalid parameter schema ({exc.message}); "
-                        "it cannot be called.")
-    if problems:
+        message = f"Error: the tool {call.name!r} has an invalid parameter schema ({exc.message}); it cannot be called."
+        return Rejected(message, "The tool's own parameter schema is invalid; it cannot be called.")
+    if errors:
+        problems = [f"{_where(e)}: {e.message}" for e in errors]
         listed = "; ".join(problems[:6]) + ("; …" if len(problems) > 6 else "")
+        shown = ", ".join(dict.fromkeys(_display(e) for e in errors[:6]))
         return Rejected(f"Error: the arguments for {call.name} do not match its schema: {listed}. "
-                        "Nothing was run. Call it again with corrected arguments.")
+                        "Nothing was run. Call it again with corrected arguments.",
+                        f"Rejected: the arguments did not match the schema ({shown}). Nothing was run; the model "
+                        "was told why.")
     return Valid(call.arguments)

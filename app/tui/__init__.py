@@ -1,0 +1,1 @@
+"""The Textual client: the App and its screens (widgets live in ``widgets/``)."""

@@ -1,0 +1,190 @@
+"""A tool call's card: the call forming, then what became of it.
+
+While the arguments stream, the card shows only the tool's allow-listed
+fields, in the allow-list's order, each once its value is stable ("…" until
+then) — decoded incrementally by ``FormingPreview`` and redrawn at most once
+per frame. Never the raw argument text, never an unlisted field. The badge
+says what the chat loop says: "running" only after the dispatcher started
+the call. After the run, a one-line result through the result allow-list,
+and the full result one keypress away. Everything shown is plain text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widgets import Collapsible, Static
+
+from app.stream import ToolCallBlock
+from app.stream.inert import inert
+from app.stream.preview import FormingPreview, format_value, visible_fields
+
+__all__ = ["ToolCard", "BADGES"]
+
+#: What each state is called on the card.
+BADGES = {
+    "preparing": "preparing…",
+    "waiting": "waiting",
+    "running": "running",
+    "ran": "ran",
+    "failed": "failed",
+    "rejected": "rejected",
+    "not run": "not run",
+    "unknown": "outcome unknown",
+}
+
+_MAX_RESULT_LINES = 200
+
+
+class ToolCard(Vertical):
+    DEFAULT_CSS = """
+    ToolCard {
+        height: auto;
+        margin: 1 0 0 0;
+        padding: 0 1;
+        border: round $foreground 30%;
+    }
+    ToolCard.-running { border: round $accent; }
+    ToolCard.-ran { border: round $success 70%; }
+    ToolCard.-failed, ToolCard.-not-run { border: round $error 70%; }
+    ToolCard.-rejected, ToolCard.-unknown { border: round $warning 70%; }
+    ToolCard .card-head { text-style: bold; }
+    ToolCard .card-fields { padding: 0 0 0 2; color: $text; }
+    ToolCard .card-result { padding: 0 0 0 2; color: $text-muted; }
+    ToolCard Collapsible { border: none; padding: 0; margin: 0 0 0 1; background: transparent; }
+    ToolCard Collapsible Static { padding: 0 1; }
+    """
+
+    def __init__(self, block: ToolCallBlock, display: Sequence[tuple[str, str]] = (),
+                 result_display: Sequence[tuple[str, str]] = ()) -> None:
+        super().__init__()
+        self.block = block
+        self.display_spec = list(display)
+        self.result_spec = list(result_display)
+        self.preview = FormingPreview()
+        self._head = Static(classes="card-head")
+        self._fields = Static(classes="card-fields")
+        self._result = Static(classes="card-result")
+        self._details: Collapsible | None = None
+        self._scheduled = False
+
+    def compose(self) -> ComposeResult:
+        yield self._head
+        yield self._fields
+        yield self._result
+
+    def on_mount(self) -> None:
+        self.refresh_card()
+
+    # -- fed by the chat screen ----------------------------------------------
+
+    def feed(self, fragment: str) -> None:
+        """The next argument fragment (linear overall; redraw once per frame).
+        A card starts from nothing: it sees every fragment through here."""
+        if fragment and self.preview.feed(fragment) and not self._scheduled:
+            self._scheduled = True
+            self.set_timer(1 / 30, self._redraw_fields)
+
+    def _redraw_fields(self) -> None:
+        self._scheduled = False
+        self._fields.update(self._fields_content())
+
+    def refresh_card(self) -> None:
+        """Re-read the block: name, state, result."""
+        block = self.block
+        state = block.state
+        self.set_class(state == "running", "-running")
+        for name in ("ran", "failed", "rejected", "unknown"):
+            self.set_class(state == name, f"-{name}")
+        self.set_class(state == "not run", "-not-run")
+        badge = BADGES.get(state, state)
+        if block.reused and state in ("ran", "failed"):
+            badge += " (earlier; from the ledger)"
+        name = block.name or "(no name yet)"
+        self._head.update(Content.assemble("⚙ ", (inert(name), "bold"), "  ", (f"[{badge}]", _badge_style(state))))
+        self._fields.update(self._fields_content())
+        self._result.update(self._result_content())
+        self._result.display = bool(self._result_content().plain)
+        self._update_details()
+
+    # -- rendering -----------------------------------------------------------
+
+    def _fields_content(self) -> Content:
+        if self.block.final and self.block.arguments is not None:
+            fields: list[tuple[str, str | None]] = list(visible_fields(self.block.arguments, self.display_spec))
+        else:
+            fields = self.preview.fields(self.display_spec)
+        if not fields:
+            return Content("")
+        width = max(len(label) for label, _ in fields)
+        lines = [f"{inert(label):<{width}}  {inert(value) if value is not None else '…'}" for label, value in fields]
+        return Content("\n".join(lines))
+
+    def _result_content(self) -> Content:
+        block = self.block
+        state = block.state
+        if state == "ran" and block.result is not None:
+            return Content("→ " + inert(self._summary(block.result)))
+        if state in ("failed", "unknown", "rejected", "not run"):
+            text = block.summary or block.result or block.problem or ""
+            return Content(inert(_plain_error(text)))
+        if state == "preparing" and self.preview.broken:
+            return Content("the arguments are not valid JSON so far")
+        return Content("")
+
+    def _summary(self, result: str) -> str:
+        value = _json(result)
+        if value is not None and self.result_spec:
+            shown = visible_fields(value, self.result_spec, 60)
+            if shown:
+                return " · ".join(f"{label}: {text}" for label, text in shown[:6])
+        return format_value(result, 120)
+
+    def _details_text(self) -> str:
+        result = self.block.result or ""
+        value = _json(result)
+        if value is not None and self.result_spec:
+            lines = [f"{label}: {text}" for label, text in visible_fields(value, self.result_spec, 500)]
+        elif value is not None:
+            lines = json.dumps(value, ensure_ascii=False, indent=2).splitlines()
+        else:
+            lines = result.splitlines()
+        if len(lines) > _MAX_RESULT_LINES:
+            lines = lines[:_MAX_RESULT_LINES] + [f"… {len(lines) - _MAX_RESULT_LINES} more lines"]
+        return inert("\n".join(lines))
+
+    def _update_details(self) -> None:
+        if self.block.state != "ran" or self.block.result is None or self._details is not None:
+            return
+        self._details = Collapsible(Static(Content(self._details_text())), title="Full result", collapsed=True)
+        self.mount(self._details)
+
+
+def _badge_style(state: str) -> str:
+    return {
+        "running": "bold $accent",
+        "ran": "$success",
+        "failed": "bold $error",
+        "not run": "bold $error",
+        "rejected": "bold $warning",
+        "unknown": "bold $warning",
+    }.get(state, "$text-muted")
+
+
+def _json(text: str) -> object | None:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _plain_error(text: str) -> str:
+    text = text.strip()
+    for prefix in ("Error: ", "Not run: "):
+        if text.startswith(prefix):
+            text = text[len(prefix):]
+    return text[:1].upper() + text[1:] if text else text
