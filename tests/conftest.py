@@ -22,6 +22,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.enviro
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--run-slow", action="store_true", help="run the exhaustive (slow) variants in full")
+    parser.addoption("--snapshot-update", action="store_true", help="rewrite the SVG snapshots in tests/snapshots")
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -302,10 +302,10 @@ def _malformed(ctx: _Context) -> Plan:
 
 
 def _invalid_args(ctx: _Context) -> Plan:
-    rejected = [r for r in ctx.results_of("create_ticket") if r.is_error]
-    if ctx.called("create_ticket") and not rejected:
+    results = ctx.results_of("create_ticket")
+    if results and not results[-1].is_error:
         return _after_ticket(ctx)
-    if rejected:
+    if results:
         fixed = ctx.new_call("create_ticket", _ticket_args(), 0)
         return Plan([Say("The ticket system says my arguments were wrong; correcting them."), fixed], "tool_calls")
     wrong = {"order_id": 1042, "customer": "Ada Lovelace", "priority": "urgent!!"}

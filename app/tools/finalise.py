@@ -68,13 +68,19 @@ def _errors(schema: dict[str, Any], arguments: dict[str, Any]) -> list[Validatio
     return sorted(validator.iter_errors(arguments), key=lambda e: (list(map(str, e.absolute_path)), e.message))
 
 
-def _display(error: ValidationError) -> str:
+def _display(error: ValidationError, listed: set[str]) -> str:
+    """The failure in words that name only allow-listed fields, and no values."""
     kind = str(error.validator)
+    where = _where(error)
     if kind == "required":
         missing = error.message.split("'")[1] if error.message.count("'") >= 2 else "a field"
-        where = _where(error)
-        return (f"{where}.{missing}" if where != "arguments" else missing) + " missing"
-    return f"{_where(error)}: {_KIND_WORDS.get(kind, 'not valid')}"
+        where = f"{where}.{missing}" if where != "arguments" else missing
+    top = where.split(".")[0].split("[")[0]
+    if where != "arguments" and top not in listed:
+        where = "an unlisted field"
+    if kind == "required":
+        return f"{where} missing"
+    return f"{where}: {_KIND_WORDS.get(kind, 'not valid')}"
 
 
 def schema_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
@@ -99,7 +105,8 @@ def finalise(call: ToolCallBlock, registry: Registry) -> Verdict:
     if errors:
         problems = [f"{_where(e)}: {e.message}" for e in errors]
         listed = "; ".join(problems[:6]) + ("; …" if len(problems) > 6 else "")
-        shown = ", ".join(dict.fromkeys(_display(e) for e in errors[:6]))
+        listed = {f.path.split(".")[0] for f in tool.display}
+        shown = ", ".join(dict.fromkeys(_display(e, listed) for e in errors[:6]))
         return Rejected(f"Error: the arguments for {call.name} do not match its schema: {listed}. "
                         "Nothing was run. Call it again with corrected arguments.",
                         f"Rejected: the arguments did not match the schema ({shown}). Nothing was run; the model "

@@ -1,0 +1,290 @@
+"""The chat TUI under Pilot: blocks in event order, cards that form without
+lying, stated failures, inert untrusted text, and SVG snapshots of each."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widget import Widget
+from textual.widgets import Static
+
+from app.chat.providers import Endpoint
+from app.config import CommandToolConfig, Config, ProviderProfile
+from app.tui.app import CallstreamApp, make_app
+from tests import streamgen
+from tests.faultserver import FaultServer, Reply
+from tests.snapshots import check_snapshot
+from widgets.note import NoteBlock
+from widgets.prompt_input import PromptInput
+from widgets.prose import ProseBlock
+from widgets.tool_card import ToolCard
+from widgets.user_message import UserMessage
+
+SIZE = (100, 40)
+
+
+def demo_config(retries: int = 3) -> Config:
+    return Config(providers={"demo": ProviderProfile(name="demo", provider="demo", demo_speed=0.0,
+                                                     retries=retries)}, default="demo")
+
+
+def demo_app(retries: int = 3) -> CallstreamApp:
+    app = make_app(config=demo_config(retries))
+    app.cursor_blink = False
+    return app
+
+
+async def send(app: CallstreamApp, pilot: Any, text: str) -> None:
+    prompt = app.screen.query_one(PromptInput)
+    prompt.text = text
+    await pilot.press("enter")
+    await settle(app, pilot)
+
+
+async def settle(app: CallstreamApp, pilot: Any) -> None:
+    for _ in range(200):
+        await pilot.pause(0.02)
+        if not app.session.busy:
+            break
+    await app.workers.wait_for_complete()
+    await pilot.pause(0.2)
+
+
+def texts(app: CallstreamApp) -> str:
+    """Everything the conversation widgets would show, as text."""
+    out = []
+    for widget in app.screen.query("#conversation *"):
+        if isinstance(widget, Static):
+            out.append(str(widget.render()))
+        elif isinstance(widget, ProseBlock):
+            out.append(widget.source)
+    return "\n".join(out)
+
+
+def cards(app: CallstreamApp) -> list[ToolCard]:
+    return list(app.screen.query(ToolCard))
+
+
+@pytest.fixture(autouse=True)
+def _home(home: Path) -> None:
+    """Every TUI test gets its own data dir (ledger, support store)."""
+
+
+async def test_preamble_and_two_calls_of_the_same_tool(request: pytest.FixtureRequest) -> None:
+    app = demo_app()
+    messages: list[str] = []
+    async with app.run_test(size=SIZE, message_hook=lambda m: messages.append(type(m).__name__)) as pilot:
+        await send(app, pilot, "Show me Grace Hopper's open and shipped orders")
+        assert "Submitted" in messages
+        kinds = [type(w).__name__ for w in app.screen.query("#conversation > *")]
+        assert kinds == ["NoteBlock", "UserMessage", "ProseBlock", "ToolCard", "ToolCard", "ProseBlock"]
+        first, second = cards(app)
+        assert (first.block.name, first.block.state) == ("search_orders", "ran")
+        assert second.block.arguments == {"customer": "Grace Hopper", "status": "shipped"}
+        assert "Customer  Grace Hopper" in str(first.query_one(".card-fields", Static).render())
+        check_snapshot(app, "preamble_and_two_calls", request.config)
+
+
+async def test_a_call_caught_mid_formation(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    pieces = ['{"customer": "Ada Lo', 'velace", ', '"status": "la', 'te", "text": "tracking stale for a week"}']
+    encoder = streamgen.MessagesEncoder("m")
+    head = streamgen.render(encoder, [("text", "Searching. "), ("start", 0, "t1", "search_orders")]
+                            + [("args", 0, p) for p in pieces[:3]])
+    tail = streamgen.render(encoder, [("args", 0, pieces[3]), ("end", 0)])[1:]  # [1:]: no second message_start
+    tail += encoder.finish("tool_use") + encoder.terminal()
+    body = b"".join(head + tail)
+    pause_at = len(b"".join(head))  # the customer closed, the status still streaming
+    with FaultServer() as server:
+        server.replies.append(Reply(body, chunk=16, pause_at=pause_at, pause=3.0))
+        endpoint = Endpoint("anthropic", server.url, "m", "test")
+        app = make_app(config=Config(), endpoint=endpoint)
+        app.cursor_blink = False
+        async with app.run_test(size=SIZE) as pilot:
+            prompt = app.screen.query_one(PromptInput)
+            prompt.text = "find Ada's late orders"
+            await pilot.press("enter")
+            for _ in range(100):
+                await pilot.pause(0.03)
+                found = cards(app)
+                if found and "Ada Lovelace" in str(found[0].query_one(".card-fields", Static).render()):
+                    break
+            await pilot.pause(0.1)
+            card = cards(app)[0]
+            shown = str(card.query_one(".card-fields", Static).render())
+            assert card.block.state == "preparing"
+            assert "Customer  Ada Lovelace" in shown and "late" not in shown
+            assert '"' not in shown and "{" not in shown  # never raw JSON
+            check_snapshot(app, "mid_formation", request.config)
+            app.session.cancel()
+            await settle(app, pilot)
+
+
+async def test_a_cut_off_turn_ends_as_a_stated_failure(request: pytest.FixtureRequest) -> None:
+    app = demo_app(retries=0)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "/demo cutoff")
+        (card,) = cards(app)
+        assert card.block.state == "not run"
+        notes = [str(n.render()) for n in app.screen.query(NoteBlock)]
+        assert "Interrupted: the connection dropped while create_ticket was being prepared; it was not run." in notes
+        assert "failed" in str(app.screen.query_one("StatusLine").render())
+        check_snapshot(app, "cut_off_turn", request.config)
+
+
+async def test_a_schema_rejection_answered_in_band(request: pytest.FixtureRequest) -> None:
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "/demo invalid-args")
+        rejected, corrected = cards(app)
+        assert rejected.block.state == "rejected" and corrected.block.state == "ran"
+        shown = str(rejected.query_one(".card-result", Static).render())
+        assert "order_id: wrong type" in shown and "subject missing" in shown
+        assert "1042" not in shown  # the card names fields, never their values
+        check_snapshot(app, "schema_rejection", request.config)
+
+
+async def test_a_failed_tool(request: pytest.FixtureRequest) -> None:
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "Show me order A-9999")
+        (card,) = cards(app)
+        assert card.block.state == "failed"
+        assert str(card.query_one(".card-result", Static).render()) == "There is no order A-9999"
+        check_snapshot(app, "failed_tool", request.config)
+
+
+def _lookup_tool(tmp_path: Path) -> CommandToolConfig:
+    script = tmp_path / "lookup.py"
+    script.write_text("import json, sys\nargs = json.load(sys.stdin)\nprint(json.dumps({'user': args['query'], "
+                      "'authorised': bool(args.get('api_token'))}))\n")
+    return CommandToolConfig(
+        "lookup_user", [sys.executable, str(script)], "Look a user up",
+        {"type": "object", "properties": {"query": {"type": "string"}, "api_token": {"type": "string"}},
+         "required": ["query"]},
+        read_only=True, display=[("query", "Query")])
+
+
+SECRET = "sk-live-5EcReT-9f8e7d"
+
+
+async def test_an_unlisted_secret_field_never_appears(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    calls = (streamgen.call_script(0, "t1", "lookup_user", json.dumps({"query": "ada", "api_token": SECRET}), 5)
+             + streamgen.call_script(1, "t2", "lookup_user", json.dumps({"query": "bob", "api_token": 12345}), 5))
+    with FaultServer() as server:
+        server.replies.append(Reply(streamgen.anthropic([("text", "Looking them up. ")] + calls), chunk=23))
+        server.replies.append(Reply(streamgen.anthropic([("text", "Found them.")], stop_reason="end_turn")))
+        app = make_app(config=Config(tools={"lookup_user": _lookup_tool(tmp_path)}),
+                       endpoint=Endpoint("anthropic", server.url, "m", "test"))
+        app.cursor_blink = False
+        seen: list[str] = []
+        async with app.run_test(size=SIZE) as pilot:
+            prompt = app.screen.query_one(PromptInput)
+            prompt.text = "who are ada and bob?"
+            await pilot.press("enter")
+            for _ in range(200):  # look at every frame while it streams
+                await pilot.pause(0.01)
+                seen.append(texts(app))
+                if not app.session.busy:
+                    break
+            await settle(app, pilot)
+            first, second = cards(app)
+            assert first.block.state == "ran" and second.block.state == "rejected"
+            svg = check_snapshot(app, "unlisted_secret", request.config)
+            for widget in app.screen.query("*"):
+                if isinstance(widget, Widget):
+                    assert SECRET not in str(widget.render()), widget
+            assert all(SECRET not in frame and "api_token" not in frame for frame in seen)
+            assert SECRET not in svg and "12345" not in texts(app)
+            # the arguments themselves are intact: only the screen is filtered
+            assert first.block.arguments == {"query": "ada", "api_token": SECRET}
+            assert SECRET in json.dumps(server.requests[1]["body"])
+
+
+HOSTILE = ["[/INST]", "[@click=app.quit]quit[/]", "\x1b]52;c;ZXZpbCBjbGlwYm9hcmQ=\x07", "\x1b[2J", "[link=http://x]y"]
+
+
+async def test_hostile_text_is_inert_everywhere(tmp_path: Path) -> None:
+    hostile = " ".join(HOSTILE)
+    script = tmp_path / "echo.py"
+    script.write_text("import json, sys\nprint(json.load(sys.stdin)['query'])\n")
+    tool = CommandToolConfig("echo", [sys.executable, str(script)], "Echo",
+                             {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+                             read_only=True, display=[("query", "Query")])
+    call = streamgen.call_script(0, "t1", "echo", json.dumps({"query": hostile}), 4)
+    with FaultServer() as server:
+        server.replies.append(Reply(streamgen.anthropic([("text", hostile + " ")] + call), chunk=9))
+        server.replies.append(Reply(streamgen.anthropic([("text", "after " + hostile)], stop_reason="end_turn")))
+        app = make_app(config=Config(tools={"echo": tool}), endpoint=Endpoint("anthropic", server.url, "m", "t"))
+        async with app.run_test(size=SIZE, notifications=True) as pilot:
+            prompt = app.screen.query_one(PromptInput)
+            prompt.text = hostile
+            await pilot.press("enter")
+            await settle(app, pilot)
+            assert app.is_running  # [@click=app.quit] did nothing
+            shown = texts(app)
+            (card,) = cards(app)
+            assert card.block.state == "ran"
+            for widget in app.screen.query(UserMessage):
+                assert "[/INST]" in str(widget.render())
+            assert "\x1b" not in shown and "\x07" not in shown
+            assert "\\x1b]52;c;" in shown and "\\x1b[2J" in shown
+            assert "[@click=app.quit]" in shown
+            prose = [w.source for w in app.screen.query(ProseBlock)]
+            assert any("\\x1b[2J" in p for p in prose)
+            result = str(card.query_one(".card-result", Static).render())
+            assert "\\x1b[2J" in result and "[/INST]" in result
+
+
+async def test_escape_cancels_and_ctrl_r_retries() -> None:
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        prompt = app.screen.query_one(PromptInput)
+        prompt.text = "/demo slow"
+        await pilot.press("enter")
+        for _ in range(100):
+            await pilot.pause(0.03)
+            if app.screen.query(ProseBlock):
+                break
+        await pilot.pause(0.2)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        notes = [str(n.render()) for n in app.screen.query(NoteBlock)]
+        assert "Interrupted: the turn was cancelled." in notes
+        await pilot.press("ctrl+r")
+        await settle(app, pilot)
+        assert cards(app) and cards(app)[-1].block.state == "ran"
+        assert len(app.screen.query(ProseBlock)) == 2  # the cancelled attempt's prose was replaced
+
+
+async def test_enter_sends_and_ctrl_j_adds_a_line() -> None:
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        prompt = app.screen.query_one(PromptInput)
+        await pilot.press("h", "i", "ctrl+j", "t", "h", "e", "r", "e")
+        assert prompt.text == "hi\nthere"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert prompt.text == ""
+        assert str(app.screen.query(UserMessage).first().render()) == "hi\nthere"
+
+
+def test_layers_widgets_import_no_network_store_or_dispatcher() -> None:
+    for path in (Path(__file__).resolve().parents[1] / "widgets").glob("*.py"):
+        text = path.read_text()
+        for forbidden in ("httpx", "sqlite3", "app.tools", "app.net", "app.chat", "app.demo", "app.store"):
+            assert forbidden not in text, (path.name, forbidden)
+
+
+def test_run_demo_app_factory_has_no_key_and_no_network(home: Path) -> None:
+    app = make_app(config=Config())
+    try:
+        assert app.endpoint.base_url.startswith("http://127.0.0.1:")
+        assert app.welcome and "demo model (offline, scripted)" in app.welcome
+    finally:
+        app.endpoint.close()
+        asyncio.run(app.session.aclose())
