@@ -105,8 +105,8 @@ def finalise(call: ToolCallBlock, registry: Registry) -> Verdict:
     if errors:
         problems = [f"{_where(e)}: {e.message}" for e in errors]
         listed = "; ".join(problems[:6]) + ("; …" if len(problems) > 6 else "")
-        listed = {f.path.split(".")[0] for f in tool.display}
-        shown = ", ".join(dict.fromkeys(_display(e, listed) for e in errors[:6]))
+        allowed = {f.path.split(".")[0] for f in tool.display}
+        shown = ", ".join(dict.fromkeys(_display(e, allowed) for e in errors[:6]))
         return Rejected(f"Error: the arguments for {call.name} do not match its schema: {listed}. "
                         "Nothing was run. Call it again with corrected arguments.",
                         f"Rejected: the arguments did not match the schema ({shown}). Nothing was run; the model "
