@@ -18,7 +18,7 @@ $(STAMP): requirements.lock pyproject.toml
 setup: $(STAMP)
 
 run: setup
-	$(BIN)/callstream inspect transcripts/sample-openai-chat-two-searches.sse
+	$(BIN)/callstream
 
 test: setup
 	$(BIN)/python -m pytest -q
