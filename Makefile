@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup run test test-all bench typecheck lint clean
+.PHONY: setup run test test-all bench bench-tui typecheck lint clean
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,9 @@ test-all: setup
 
 bench: setup
 	$(BIN)/python benchmarks/bench_assemble.py
+
+bench-tui: setup
+	$(BIN)/python benchmarks/bench_tui.py
 
 typecheck: setup
 	$(BIN)/mypy
