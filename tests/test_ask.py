@@ -94,3 +94,40 @@ def test_ask_as_a_command(demo_config: Path) -> None:
     assert result.returncode == 0, result.stderr
     turns = json.loads(result.stdout)["turns"]
     assert turns[0]["blocks"][1]["name"] == "get_order" and turns[0]["blocks"][1]["state"] == "ran"
+
+
+def test_ctrl_c_cancels_ask_as_a_stated_failure(demo_config: Path) -> None:
+    import signal
+    import time
+
+    process = subprocess.Popen([sys.executable, "-m", "app", "ask", "/demo slow", "--provider", "demo-anthropic"],
+                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    assert process.stdout is not None
+    first = process.stdout.read(5)  # the preamble started streaming: the stall is next
+    assert first and time.monotonic() < deadline
+    time.sleep(0.3)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 1
+    assert "Interrupted: the turn was cancelled." in err and "Traceback" not in err
+
+
+def test_serve_demo_answers_the_official_sdk(home: Path) -> None:
+    import openai
+
+    process = subprocess.Popen([sys.executable, "-m", "app", "serve-demo", "--port", "0", "--speed", "0"], cwd=ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert "listening on http://127.0.0.1:" in line, process.stderr.read() if process.stderr else ""
+        base = line.rsplit(" ", 1)[1].strip()
+        client = openai.OpenAI(api_key="demo", base_url=base + "/v1", max_retries=0)
+        stream = client.chat.completions.create(model="demo", stream=True,
+                                                messages=[{"role": "user", "content": "/demo"}])
+        text = "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
+        assert "/demo cutoff" in text
+    finally:
+        process.terminate()
+        process.wait(10)
