@@ -68,15 +68,35 @@ def _lookup(value: Any, parts: list[str]) -> list[Any]:
 
 
 def visible_fields(value: Any, display: DisplaySpec, limit: int = _MAX_SHOWN) -> list[tuple[str, str]]:
-    """(label, text) for each allow-listed field present in ``value``."""
+    """(label, text) for each allow-listed field present in ``value``.
+
+    Fields under one ``*`` (``orders.*.order_id``, ``orders.*.status``…) are
+    shown one line per element, their values joined, labelled with the first
+    field's label: a list of orders reads as a list of orders.
+    """
     out: list[tuple[str, str]] = []
+    done: set[str] = set()
     for path, label in display:
-        found = _lookup(value, _split(path))
-        if "*" in path:
-            for i, item in enumerate(found):
-                out.append((f"{label} {i + 1}" if len(found) > 1 else label, format_value(item, limit)))
-        elif found:
-            out.append((label, format_value(found[0], limit)))
+        if path in done:
+            continue
+        if "*" not in path:
+            found = _lookup(value, _split(path))
+            if found:
+                out.append((label, format_value(found[0], limit)))
+            continue
+        prefix = path[: path.index("*") + 1]
+        group = [(p, lab) for p, lab in display if p.startswith(prefix + ".") or p == prefix]
+        done.update(p for p, _ in group)
+        elements = _lookup(value, _split(prefix))
+        for element in elements:
+            parts = []
+            for p, _ in group:
+                rest = _split(p[len(prefix):])
+                found = _lookup(element, rest)
+                if found:
+                    parts.append(format_value(found[0], limit))
+            if parts:
+                out.append((label, format_value(" · ".join(parts), limit)))
     return out
 
 
