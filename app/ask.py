@@ -13,19 +13,15 @@ import contextlib
 import json
 import signal
 import sys
-import uuid
 from typing import Any, TextIO
 
 from .chat.events import AttemptFailed, BlockGrew, BlockOpened, CallState, ChatEvent, TurnDone
-from .chat.providers import open_endpoint
 from .chat.session import ChatSession
-from .config import ConfigError, load_config
-from .net.stream import Timeouts
-from .paths import data_dir
+from .config import ConfigError
+from .runtime import open_runtime
 from .stream import TERMINAL_STATES, ToolCallBlock
 from .stream.inert import inert
 from .stream.preview import format_value, visible_fields
-from .tools.ledger import Ledger
 from .tools.registry import Registry
 
 __all__ = ["run_ask", "call_line", "result_summary"]
@@ -108,16 +104,13 @@ class _Printer:
 
 async def _ask(prompt: str, provider: str | None, model: str | None, base_url: str | None,
                conversation: str | None, as_json: bool, no_tools: bool, out: TextIO, err: TextIO) -> int:
-    config = load_config()
-    profile = config.profile(provider=provider, model=model, base_url=base_url)
-    endpoint = open_endpoint(profile)
-    home = data_dir()
-    ledger = Ledger(home / "callstream.db")
-    registry = Registry.default(home, config)
-    session = ChatSession(
-        endpoint, registry, ledger, conversation or uuid.uuid4().hex, retries=profile.retries,
-        max_rounds=profile.max_rounds, offer_tools=not no_tools, options=profile.options,
-        timeouts=Timeouts(profile.connect_timeout, profile.read_timeout, profile.deadline))
+    runtime = open_runtime(provider, model, base_url)
+    try:
+        session = runtime.session(conversation, offer_tools=not no_tools)
+    except ConfigError:
+        runtime.close()
+        raise
+    endpoint = runtime.endpoint
     if not as_json:
         session.listeners.append(_Printer(session, out, err))
     loop = asyncio.get_running_loop()
@@ -129,8 +122,7 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)
         await session.aclose()
-        endpoint.close()
-        ledger.close()
+        runtime.close()
     if as_json:
         document: dict[str, Any] = {"conversation": session.conversation, "provider": endpoint.label,
                                     "status": done.status, "turns": [t.to_dict() for t in session.turns]}

@@ -53,7 +53,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     ask.add_argument("prompt")
     _provider_options(ask)
-    ask.add_argument("--conversation", help="conversation id (the idempotency ledger keys calls by it)")
+    ask.add_argument("--conversation", help="continue a stored conversation (its id or a unique prefix)")
     ask.add_argument("--json", action="store_true", help="print the conversation's turns as one JSON document")
     ask.add_argument("--no-tools", action="store_true", help="offer the model no tools")
     ledger = sub.add_parser(
@@ -63,6 +63,18 @@ def _parser() -> argparse.ArgumentParser:
     )
     ledger.add_argument("--conversation", help="only this conversation's entries")
     ledger.add_argument("--json", action="store_true", help="print the entries as a JSON array")
+    open_ = sub.add_parser("open", help="reopen a saved conversation in the TUI (no ID: pick from the list)",
+                           description="Reopen a saved conversation as it was shown, and continue it.")
+    open_.add_argument("id", nargs="?", help="conversation id, or a unique prefix of it")
+    _provider_options(open_)
+    transcripts = sub.add_parser("transcripts", help="list saved conversations",
+                                 description="List saved conversations: id, date, model, turns, title.")
+    transcripts.add_argument("--json", action="store_true", help="print them as a JSON array")
+    export = sub.add_parser("export", help="write a saved conversation out (JSON or Markdown) to stdout")
+    export.add_argument("id", help="conversation id, or a unique prefix of it")
+    export.add_argument("--format", choices=["json", "markdown"], default="json")
+    import_ = sub.add_parser("import", help="read an exported JSON transcript back into the store")
+    import_.add_argument("file")
     serve = sub.add_parser(
         "serve-demo",
         help="run the embedded demo model as a standalone server on 127.0.0.1",
@@ -105,6 +117,16 @@ def _main(argv: Sequence[str] | None = None) -> int:
 
         return run_ask(args.prompt, args.provider, args.model, args.base_url, args.conversation, args.json,
                        args.no_tools)
+    if args.command == "open":
+        return _chat(args.provider, args.model, args.base_url, conversation=args.id, transcripts=args.id is None)
+    if args.command in ("transcripts", "export", "import"):
+        from .transcripts_cli import export_cmd, import_cmd, transcripts_cmd
+
+        if args.command == "transcripts":
+            return transcripts_cmd(args.json)
+        if args.command == "export":
+            return export_cmd(args.id, args.format)
+        return import_cmd(args.file)
     if args.command == "ledger":
         return _ledger(args.conversation, args.json)
     if args.command == "serve-demo":
@@ -115,12 +137,13 @@ def _main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _chat(provider: str | None, model: str | None, base_url: str | None) -> int:
+def _chat(provider: str | None, model: str | None, base_url: str | None, conversation: str | None = None,
+          transcripts: bool = False) -> int:
     from .config import ConfigError
     from .tui.app import make_app
 
     try:
-        app = make_app(provider, model, base_url)
+        app = make_app(provider, model, base_url, conversation=conversation, transcripts=transcripts)
     except ConfigError as exc:
         return _fail(str(exc))
     app.run()

@@ -25,8 +25,11 @@ def config_path() -> Path:
 
 
 def data_dir(create: bool = True) -> Path:
+    """The data dir, created user-only (0700): transcripts and the ledger live here."""
     override = os.environ.get("CALLSTREAM_HOME")
     path = Path(override).expanduser() if override else Path(platformdirs.user_data_dir(_APP))
     if create:
-        path.mkdir(parents=True, exist_ok=True)
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if path.stat().st_mode & 0o077:
+            os.chmod(path, 0o700)
     return path

@@ -286,5 +286,52 @@ def test_run_demo_app_factory_has_no_key_and_no_network(home: Path) -> None:
         assert app.endpoint.base_url.startswith("http://127.0.0.1:")
         assert app.welcome and "demo model (offline, scripted)" in app.welcome
     finally:
-        app.endpoint.close()
         asyncio.run(app.session.aclose())
+        app.runtime.close()
+
+
+async def test_a_reopened_transcript_looks_as_it_did_live(request: pytest.FixtureRequest) -> None:
+    """The snapshot taken live at the end of a conversation equals the
+    snapshot of the same conversation reopened from the store."""
+    live = demo_app()
+    async with live.run_test(size=SIZE) as pilot:
+        await send(live, pilot, "Show me Grace Hopper's open and shipped orders")
+        await send(live, pilot, "/demo truncated")
+        live_svg = check_snapshot(live, "reopen_live", request.config)
+        conversation = live.session.conversation
+    reopened = make_app(config=demo_config(), conversation=conversation)
+    reopened.cursor_blink = False
+    async with reopened.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.3)
+        assert len(cards(reopened)) == 3
+        reopened_svg = check_snapshot(reopened, "reopen_live", request.config)
+    assert reopened_svg == live_svg
+
+
+async def test_ctrl_o_lists_transcripts_and_opens_one() -> None:
+    first = demo_app()
+    async with first.run_test(size=SIZE) as pilot:
+        await send(first, pilot, "Show me order A-1042")
+        conversation = first.session.conversation
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+o")
+        await pilot.pause(0.2)
+        from textual.widgets import OptionList
+
+        options = app.screen.query_one(OptionList)
+        assert options.option_count == 1  # an app opened and not used leaves no conversation behind
+        await pilot.press("n", "o", "p", "e")
+        await pilot.pause(0.2)
+        assert app.screen.query_one(OptionList).get_option_at_index(0).disabled  # "no saved transcripts match"
+        for _ in range(4):
+            await pilot.press("backspace")
+        await pilot.press("A", "-", "1", "0", "4", "2")
+        await pilot.pause(0.2)
+        assert app.screen.query_one(OptionList).option_count == 1
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        assert app.session.conversation == conversation
+        assert [c.block.name for c in cards(app)] == ["get_order"]
+        await send(app, pilot, "Thanks")  # and the conversation goes on
+        assert len(app.session.history) > 3

@@ -60,7 +60,7 @@ class ToolCard(Vertical):
     """
 
     def __init__(self, block: ToolCallBlock, display: Sequence[tuple[str, str]] = (),
-                 result_display: Sequence[tuple[str, str]] = ()) -> None:
+                 result_display: Sequence[tuple[str, str]] = (), finished: bool = False) -> None:
         super().__init__()
         self.block = block
         self.display_spec = list(display)
@@ -71,6 +71,9 @@ class ToolCard(Vertical):
         self._result = Static(classes="card-result")
         self._details: Collapsible | None = None
         self._scheduled = False
+        if finished and block.arguments_raw:
+            # a stored call, shown whole: the same stable fields it showed live
+            self.preview.feed(block.arguments_raw)
 
     def compose(self) -> ComposeResult:
         yield self._head

@@ -164,6 +164,8 @@ class ChatSession:
         self.busy = False
         #: Where the last failed turn began (history length, turn index), for retry_last.
         self._failed: tuple[int, int] | None = None
+        #: The stored conversation this session continues, if any (for the screen).
+        self.stored: Any = None
 
     # -- plumbing ------------------------------------------------------------
 
@@ -198,6 +200,10 @@ class ChatSession:
         self.history.append(User(text))
         self._emit(UserSent(text))
         return await self._rounds()
+
+    def restore_failed(self, history_length: int, turn: int) -> None:
+        """A reopened conversation whose last turn failed can be retried."""
+        self._failed = (history_length, turn)
 
     def can_retry(self) -> bool:
         return self._failed is not None and not self.busy

@@ -7,13 +7,26 @@ test enforces it. Everything else in callstream is built and tested on top.
 from __future__ import annotations
 
 from .assembler import BlockAdded, BlockChanged, CallClosed, TurnClosed, Update
-from .blocks import TERMINAL_STATES, Block, CallState, Outcome, ReasoningBlock, TextBlock, ToolCallBlock, Turn
+from .blocks import (
+    TERMINAL_STATES,
+    Block,
+    CallState,
+    Outcome,
+    ReasoningBlock,
+    TextBlock,
+    ToolCallBlock,
+    Turn,
+    block_from_record,
+    block_record,
+)
 from .dialects import DIALECTS
 from .parser import StreamParser, assemble
 from .sse import SSEDecoder, SSEEvent
 from .strictjson import StrictJSONError, parse_arguments
 
 __all__ = [
+    "block_from_record",
+    "block_record",
     "TERMINAL_STATES",
     "CallState",
     "DIALECTS",

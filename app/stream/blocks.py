@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 __all__ = [
+    "block_record",
+    "block_from_record",
     "CallState",
     "TERMINAL_STATES",
     "Outcome",
@@ -180,3 +182,59 @@ class Turn:
         if self.cause is not None:
             out["cause"] = self.cause
         return out
+
+
+def block_record(block: Block) -> dict[str, Any]:
+    """Everything a block holds, for the store: what was shown, exactly."""
+    if not isinstance(block, ToolCallBlock):
+        return block.to_dict()
+    record = block.to_dict()
+    record.update(
+        state=block.state,
+        result=block.result,
+        reused=block.reused,
+        summary=block.summary,
+        problem=block.problem,
+        ended=block.ended,
+        timings=dict(block.timings),
+        provider_executed=block.provider_executed,
+        announced_at=block.announced_at,
+        ended_at=block.ended_at,
+    )
+    record.pop("provider_result", None)
+    if isinstance(block.provider_result, dict):
+        record["provider_result"] = {"type": block.provider_result.get("type")}
+    return record
+
+
+def block_from_record(record: dict[str, Any]) -> Block:
+    """The inverse of ``block_record`` (a stored block, ready to render)."""
+    kind = record.get("type")
+    if kind == "text":
+        return TextBlock(str(record.get("text", "")))
+    if kind == "reasoning":
+        return ReasoningBlock(str(record.get("text", "")))
+    if kind != "tool_call":
+        raise ValueError(f"unknown block type {kind!r}")
+    raw = str(record.get("arguments_raw", ""))
+    arguments = record.get("arguments")
+    call = ToolCallBlock(
+        id=record.get("id"),
+        name=str(record.get("name", "")),
+        fragments=[raw] if raw else [],
+        size=len(raw),
+        ended=bool(record.get("ended", record.get("final", False))),
+        final=bool(record.get("final", False)),
+        arguments=arguments if isinstance(arguments, dict) else None,
+        problem=record.get("problem"),
+        provider_executed=bool(record.get("provider_executed", False)),
+        provider_result=record.get("provider_result"),
+        announced_at=record.get("announced_at"),
+        ended_at=record.get("ended_at"),
+        state=record.get("state", "preparing"),
+        result=record.get("result"),
+        reused=bool(record.get("reused", False)),
+        summary=record.get("summary"),
+        timings={str(k): float(v) for k, v in (record.get("timings") or {}).items()},
+    )
+    return call

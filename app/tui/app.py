@@ -1,4 +1,4 @@
-"""The chat TUI: ``callstream`` / ``callstream chat``.
+"""The chat TUI: ``callstream`` / ``callstream chat`` / ``callstream open``.
 
 ``make_app`` builds everything from the config and the command line (the
 demo model when nothing is configured) so tests can build the same app with
@@ -7,21 +7,18 @@ their own endpoint.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterable
 from typing import Any
 
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 
-from ..chat.providers import Endpoint, open_endpoint
+from ..chat.providers import Endpoint
 from ..chat.session import ChatSession
-from ..config import Config, load_config
-from ..net.stream import Timeouts
-from ..paths import data_dir
-from ..tools.ledger import Ledger
-from ..tools.registry import Registry
+from ..config import Config
+from ..runtime import Runtime, open_runtime
 from .chat_screen import ChatScreen
+from .transcripts_screen import TranscriptsScreen
 
 __all__ = ["CallstreamApp", "make_app", "DEMO_WELCOME"]
 
@@ -30,7 +27,7 @@ DEMO_WELCOME = (
     "  Ada Lovelace says her order is late. Check her open and late orders and open a ticket.\n"
     "  Show me order A-1042\n"
     "  /demo   (the failure scenarios: cutoff, malformed, error, truncated, slow, …)\n"
-    "Enter sends · Ctrl+J new line · Esc cancels a turn · Ctrl+R retries a failed one · Ctrl+Q quits"
+    "Enter sends · Ctrl+J new line · Esc cancels a turn · Ctrl+R retries a failed one · Ctrl+O transcripts"
 )
 
 
@@ -38,24 +35,43 @@ class CallstreamApp(App[None]):
     TITLE = "callstream"
     ENABLE_COMMAND_PALETTE = True
 
-    def __init__(self, session: ChatSession, endpoint: Endpoint, welcome: str | None = None,
-                 cursor_blink: bool = True) -> None:
+    def __init__(self, runtime: Runtime, session: ChatSession, welcome: str | None = None,
+                 cursor_blink: bool = True, start_with_transcripts: bool = False) -> None:
         super().__init__()
+        self.runtime = runtime
         self.session = session
-        self.endpoint = endpoint
         self.welcome = welcome
         #: Off in snapshot tests, so two renders of one screen are identical.
         self.cursor_blink = cursor_blink
+        self._start_with_transcripts = start_with_transcripts
+
+    @property
+    def endpoint(self) -> Endpoint:
+        return self.runtime.endpoint
 
     def on_mount(self) -> None:
         self.push_screen(ChatScreen(self.session, self.welcome))
+        if self._start_with_transcripts:
+            self.action_open_transcripts()
 
     def display_specs(self, name: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
         """A tool's allow-lists for its arguments and its result ([] for an unknown tool: show nothing)."""
-        tool = self.session.registry.get(name)
+        tool = self.runtime.registry.get(name)
         if tool is None:
             return [], []
         return [(f.path, f.label) for f in tool.display], [(f.path, f.label) for f in tool.result_display]
+
+    def action_open_transcripts(self) -> None:
+        def chosen(conversation: str | None) -> None:
+            if conversation:
+                self.open_conversation(conversation)
+
+        self.push_screen(TranscriptsScreen(self.runtime.store.list), chosen)
+
+    def open_conversation(self, conversation: str) -> None:
+        """Continue a stored conversation in a fresh chat screen."""
+        self.session = self.runtime.session(conversation)
+        self.switch_screen(ChatScreen(self.session, self.welcome))
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -64,26 +80,25 @@ class CallstreamApp(App[None]):
                                 screen.action_cancel_turn)
             yield SystemCommand("Retry the failed turn", "Ctrl+R: run it again; the ledger stops repeats",
                                 screen.action_retry)
+            yield SystemCommand("Open a saved transcript", "Ctrl+O", screen.action_open_transcripts)
             yield SystemCommand("Jump to the latest output", "End", screen.action_jump_to_latest)
 
     async def on_unmount(self) -> None:
         if self.session.busy:
             self.session.cancel()
         await self.session.aclose()
-        self.session.ledger.close()
-        self.endpoint.close()
+        self.runtime.close()
 
 
 def make_app(provider: str | None = None, model: str | None = None, base_url: str | None = None,
-             config: Config | None = None, endpoint: Endpoint | None = None) -> CallstreamApp:
+             config: Config | None = None, endpoint: Endpoint | None = None, conversation: str | None = None,
+             transcripts: bool = False) -> CallstreamApp:
     """Raises ConfigError (shown as one line by the CLI) when it cannot start."""
-    config = config if config is not None else load_config()
-    profile = config.profile(provider=provider, model=model, base_url=base_url)
-    endpoint = endpoint or open_endpoint(profile)
-    home = data_dir()
-    session = ChatSession(
-        endpoint, Registry.default(home, config), Ledger(home / "callstream.db"), uuid.uuid4().hex,
-        retries=profile.retries, max_rounds=profile.max_rounds, options=profile.options,
-        timeouts=Timeouts(profile.connect_timeout, profile.read_timeout, profile.deadline))
-    welcome = DEMO_WELCOME if profile.provider == "demo" else None
-    return CallstreamApp(session, endpoint, welcome)
+    runtime = open_runtime(provider, model, base_url, config, endpoint)
+    try:
+        session = runtime.session(conversation)
+    except Exception:
+        runtime.close()
+        raise
+    welcome = DEMO_WELCOME if runtime.profile.provider == "demo" else None
+    return CallstreamApp(runtime, session, welcome, start_with_transcripts=transcripts)

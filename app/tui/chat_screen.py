@@ -42,6 +42,10 @@ from ..stream import ToolCallBlock
 
 __all__ = ["ChatScreen"]
 
+#: What the status line says once an exchange ended.
+_STATUS = {"done": "ready", "failed": "failed — Ctrl+R retries", "cancelled": "cancelled — Ctrl+R retries",
+           "round_limit": "stopped (round limit)"}
+
 
 class ChatScreen(Screen[None]):
     DEFAULT_CSS = """
@@ -52,6 +56,7 @@ class ChatScreen(Screen[None]):
 
     BINDINGS = [
         Binding("escape", "cancel_turn", "Cancel turn", show=True),
+        Binding("ctrl+o", "open_transcripts", "Transcripts", show=True),
         Binding("ctrl+r", "retry", "Retry failed turn", show=True),
         Binding("end", "jump_to_latest", "Latest", show=True),
         Binding("ctrl+q", "app.quit", "Quit", show=True, priority=True),
@@ -79,6 +84,8 @@ class ChatScreen(Screen[None]):
         conversation.anchor()
         if self.welcome:
             conversation.mount(NoteBlock(self.welcome, "quiet"))
+        if self.session.stored is not None:
+            self._render_stored(self.session.stored)
         prompt = self.query_one(PromptInput)
         prompt.cursor_blink = getattr(self.app, "cursor_blink", True)
         prompt.focus()
@@ -112,6 +119,12 @@ class ChatScreen(Screen[None]):
             self.notify("Nothing to retry: the last turn did not fail.", markup=False)
         else:
             self._run("", retry=True)
+
+    def action_open_transcripts(self) -> None:
+        if self.session.busy:
+            self.notify("A turn is still running: press Esc to cancel it first.", markup=False, severity="warning")
+            return
+        self.app.action_open_transcripts()  # type: ignore[attr-defined]
 
     def action_jump_to_latest(self) -> None:
         conversation = self.query_one("#conversation", VerticalScroll)
@@ -166,21 +179,47 @@ class ChatScreen(Screen[None]):
             self._last_failed = event.status in ("failed", "cancelled")
             if event.message:
                 self._mount(NoteBlock(event.message, "error"))
-            state = {"done": "ready", "failed": "failed — Ctrl+R retries", "cancelled": "cancelled — Ctrl+R retries",
-                     "round_limit": "stopped (round limit)"}.get(event.status, event.status)
-            self._set_state(state)
+            self._set_state(_STATUS.get(event.status, event.status))
 
     def _open_block(self, event: BlockOpened) -> None:
-        block: Any = event.block
-        widget: Widget
-        # widgets start empty: every character arrives as a BlockGrew after this
-        if block.type == "text":
-            widget = ProseBlock()
-        elif block.type == "reasoning":
-            widget = ReasoningBlock()
-        else:
-            assert isinstance(block, ToolCallBlock)
-            display, result_display = self.app.display_specs(block.name)  # type: ignore[attr-defined]
-            widget = ToolCard(block, display, result_display)
+        # live widgets start empty: every character arrives as a BlockGrew after this
+        widget = self._widget_for(event.block, finished=False)
         self._turn_widgets.setdefault(event.turn, {})[event.index] = widget
         self._mount(widget)
+
+    def _widget_for(self, block: Any, finished: bool) -> Widget:
+        if block.type == "text":
+            return ProseBlock(block.text if finished else "")
+        if block.type == "reasoning":
+            return ReasoningBlock(block.text if finished else "")
+        assert isinstance(block, ToolCallBlock)
+        display, result_display = self.app.display_specs(block.name)  # type: ignore[attr-defined]
+        return ToolCard(block, display, result_display, finished=finished)
+
+    def _render_stored(self, stored: Any) -> None:
+        """A reopened conversation, in the shape it was shown in live."""
+        from ..store.transcripts import StoredUser
+
+        message: str | None = None
+        status: str | None = None
+        for item in stored.items:
+            if isinstance(item, StoredUser):
+                if message:
+                    self._mount(NoteBlock(message, "error"))
+                self._mount(UserMessage(item.text))
+                message, status = item.exchange_message, item.exchange
+                continue
+            for failure in item.failures:
+                self._mount(NoteBlock(failure))
+            widgets = {i: self._widget_for(block, finished=True) for i, block in enumerate(item.blocks)}
+            self._turn_widgets[item.turn] = widgets
+            for widget in widgets.values():
+                self._mount(widget)
+            if item.note:
+                self._mount(NoteBlock(item.note, "error"))
+            if item.killed:
+                status = "failed"
+        if message:
+            self._mount(NoteBlock(message, "error"))
+        if status:
+            self._set_state(_STATUS.get(status, status))

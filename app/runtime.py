@@ -1,0 +1,69 @@
+"""Everything a conversation needs, built once from the config and the
+command line: the provider endpoint, the tools, the ledger, the transcript
+store. ``ask`` and the TUI both start here, so they behave the same."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from .chat.providers import Endpoint, open_endpoint
+from .chat.session import ChatSession
+from .config import Config, ConfigError, ProviderProfile, load_config
+from .conversation import Assistant
+from .net.stream import Timeouts
+from .paths import data_dir
+from .store.transcripts import Conversation, Store, StoredTurn, TranscriptWriter, history_of
+from .tools.ledger import Ledger
+from .tools.registry import Registry
+
+__all__ = ["Runtime", "open_runtime"]
+
+
+@dataclass
+class Runtime:
+    config: Config
+    profile: ProviderProfile
+    endpoint: Endpoint
+    registry: Registry
+    ledger: Ledger
+    store: Store
+
+    def session(self, conversation: str | None = None, offer_tools: bool = True) -> ChatSession:
+        """A session for a new conversation, or one continuing a stored one
+        (its id, or a unique prefix of it). Raises ConfigError if not found."""
+        stored: Conversation | None = None
+        if conversation is not None:
+            stored = self.store.load(conversation)
+            if stored is None:
+                raise ConfigError(f"no stored conversation {conversation!r} (callstream transcripts lists them)")
+        history = history_of(stored) if stored else []
+        session = ChatSession(
+            self.endpoint, self.registry, self.ledger, stored.id if stored else uuid.uuid4().hex, history,
+            retries=self.profile.retries, max_rounds=self.profile.max_rounds, offer_tools=offer_tools,
+            options=self.profile.options, first_turn=stored.next_turn if stored else None,
+            timeouts=Timeouts(self.profile.connect_timeout, self.profile.read_timeout, self.profile.deadline))
+        if stored and stored.items and isinstance(stored.items[-1], StoredTurn):
+            last = stored.items[-1]
+            if last.outcome != "complete":
+                # the last turn failed: Ctrl+R may retry it, under its own turn index
+                position = max(i for i, e in enumerate(history) if isinstance(e, Assistant))
+                session.restore_failed(position, last.turn)
+        session.stored = stored
+        session.listeners.append(TranscriptWriter(self.store, session, self.profile.provider))
+        return session
+
+    def close(self) -> None:
+        self.endpoint.close()
+        self.ledger.close()
+        self.store.close()
+
+
+def open_runtime(provider: str | None = None, model: str | None = None, base_url: str | None = None,
+                 config: Config | None = None, endpoint: Endpoint | None = None) -> Runtime:
+    config = config if config is not None else load_config()
+    profile = config.profile(provider=provider, model=model, base_url=base_url)
+    endpoint = endpoint or open_endpoint(profile)
+    home = data_dir()
+    database = home / "callstream.db"
+    return Runtime(config, profile, endpoint, Registry.default(home, config), Ledger(database), Store(database))

@@ -1,0 +1,1 @@
+"""Transcripts (and, later, recordings) kept in the data dir."""

@@ -1,0 +1,485 @@
+"""Transcripts: every turn saved in the block shape it was shown in.
+
+One sqlite file in the data dir (the ledger's), three tables: conversations;
+entries (a user message, or an assistant turn with its attempts, outcome,
+note and the notes of its failed attempts); blocks (each block's full record,
+as ``block_record`` writes it). ``Recorder`` below writes them as the turn
+progresses — a turn's row at every transition, a block when it completes,
+prose in progress every half second — so a process killed mid-turn leaves
+every completed turn whole and the turn in progress marked ``streaming``,
+which a reopen shows as interrupted.
+
+Nothing here stores a key: requests are not stored at all, only what the
+conversation says.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..chat.events import (
+    AttemptFailed,
+    AttemptStarted,
+    BlockGrew,
+    BlockOpened,
+    CallState,
+    ChatEvent,
+    ExchangeDone,
+    TurnDone,
+    UserSent,
+)
+from ..chat.session import ChatSession, interruption_note
+from ..conversation import Assistant, CallRecord, Entry, ToolResult, User
+from ..stream import Block, ToolCallBlock, Turn, block_from_record, block_record
+from ..tools.dispatcher import UNKNOWN_OUTCOME
+
+__all__ = ["Store", "StoredTurn", "StoredUser", "Conversation", "TranscriptWriter", "history_of", "export_document",
+           "import_document", "markdown_of", "ImportError_"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS conversations (
+    id TEXT PRIMARY KEY, title TEXT NOT NULL, created REAL NOT NULL, updated REAL NOT NULL,
+    provider TEXT NOT NULL, model TEXT NOT NULL, dialect TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS entries (
+    conversation TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,                 -- user | turn
+    text TEXT,                          -- the user's message
+    turn INTEGER,                       -- the turn index (the ledger's)
+    state TEXT NOT NULL,                -- streaming | done
+    attempts INTEGER NOT NULL DEFAULT 0,
+    outcome TEXT, stop_reason TEXT, error TEXT, cause TEXT, note TEXT,
+    failures TEXT NOT NULL DEFAULT '[]',
+    exchange TEXT, exchange_message TEXT,  -- on user rows: how the exchange ended
+    started REAL NOT NULL, finished REAL,
+    PRIMARY KEY (conversation, seq));
+CREATE TABLE IF NOT EXISTS blocks (
+    conversation TEXT NOT NULL, seq INTEGER NOT NULL, idx INTEGER NOT NULL, record TEXT NOT NULL,
+    PRIMARY KEY (conversation, seq, idx));
+"""
+
+#: What a reopen says about a turn the process did not live to finish.
+KILLED = "callstream stopped"
+
+
+@dataclass(slots=True)
+class StoredUser:
+    seq: int
+    text: str
+    exchange: str | None = None
+    exchange_message: str | None = None
+
+
+@dataclass(slots=True)
+class StoredTurn:
+    seq: int
+    turn: int
+    blocks: list[Block]
+    attempts: int = 1
+    outcome: str | None = None
+    stop_reason: str | None = None
+    error: str | None = None
+    cause: str | None = None
+    note: str | None = None
+    failures: list[str] = field(default_factory=list)
+    #: The process died while this turn streamed.
+    killed: bool = False
+
+
+@dataclass(slots=True)
+class Conversation:
+    id: str
+    title: str
+    created: float
+    updated: float
+    provider: str
+    model: str
+    dialect: str
+    items: list[StoredUser | StoredTurn] = field(default_factory=list)
+
+    @property
+    def turn_count(self) -> int:
+        return sum(1 for item in self.items if isinstance(item, StoredTurn))
+
+    @property
+    def next_turn(self) -> int:
+        return max((i.turn for i in self.items if isinstance(i, StoredTurn)), default=-1) + 1
+
+
+def _private(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        candidate = Path(str(path) + suffix)
+        if candidate.exists():
+            os.chmod(candidate, 0o600)
+
+
+class Store:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        existed = path.exists()
+        self._db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._db.executescript(_SCHEMA)
+        if not existed:
+            _private(path)
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All or nothing (the connection autocommits otherwise)."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    # -- writing -------------------------------------------------------------
+
+    def create(self, conversation: str, provider: str, model: str, dialect: str, title: str = "") -> None:
+        now = time.time()
+        self._db.execute("INSERT OR IGNORE INTO conversations VALUES (?, ?, ?, ?, ?, ?, ?)",
+                         (conversation, title, now, now, provider, model, dialect))
+        _private(self.path)
+
+    def _touch(self, conversation: str) -> None:
+        self._db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (time.time(), conversation))
+
+    def add_user(self, conversation: str, text: str) -> int:
+        seq = self._next_seq(conversation)
+        with self.transaction():
+            self._db.execute("INSERT INTO entries (conversation, seq, kind, text, state, started) "
+                             "VALUES (?, ?, 'user', ?, 'done', ?)", (conversation, seq, text, time.time()))
+            self._db.execute("UPDATE conversations SET title = ? WHERE id = ? AND title = ''",
+                             (" ".join(text.split())[:80], conversation))
+            self._touch(conversation)
+        return seq
+
+    def _next_seq(self, conversation: str) -> int:
+        row = self._db.execute("SELECT MAX(seq) FROM entries WHERE conversation = ?", (conversation,)).fetchone()
+        return (row[0] if row[0] is not None else -1) + 1
+
+    def start_turn(self, conversation: str, turn: int, attempt: int) -> int:
+        """A turn's (new) attempt: the row exists once per turn index; blocks
+        of an earlier attempt are dropped, as they are on screen."""
+        row = self._db.execute("SELECT seq FROM entries WHERE conversation = ? AND kind = 'turn' AND turn = ?",
+                               (conversation, turn)).fetchone()
+        with self.transaction():
+            if row is None:
+                seq = self._next_seq(conversation)
+                self._db.execute("INSERT INTO entries (conversation, seq, kind, turn, state, attempts, started) "
+                                 "VALUES (?, ?, 'turn', ?, 'streaming', ?, ?)",
+                                 (conversation, seq, turn, attempt, time.time()))
+            else:
+                seq = row[0]
+                self._db.execute("UPDATE entries SET state = 'streaming', attempts = ?, outcome = NULL, note = NULL "
+                                 "WHERE conversation = ? AND seq = ?", (attempt, conversation, seq))
+                self._db.execute("DELETE FROM blocks WHERE conversation = ? AND seq = ?", (conversation, seq))
+            self._touch(conversation)
+        return seq
+
+    def add_failure(self, conversation: str, seq: int, message: str) -> None:
+        row = self._db.execute("SELECT failures FROM entries WHERE conversation = ? AND seq = ?",
+                               (conversation, seq)).fetchone()
+        failures = json.loads(row[0]) if row else []
+        failures.append(message)
+        self._db.execute("UPDATE entries SET failures = ? WHERE conversation = ? AND seq = ?",
+                         (json.dumps(failures), conversation, seq))
+
+    def put_block(self, conversation: str, seq: int, index: int, block: Block) -> None:
+        self._db.execute("INSERT OR REPLACE INTO blocks VALUES (?, ?, ?, ?)",
+                         (conversation, seq, index, json.dumps(block_record(block), ensure_ascii=False)))
+
+    def finish_turn(self, conversation: str, seq: int, turn: Turn, attempts: int, note: str | None,
+                    blocks: list[Block]) -> None:
+        with self.transaction():
+            for index, block in enumerate(blocks):
+                self.put_block(conversation, seq, index, block)
+            self._db.execute(
+                "UPDATE entries SET state = 'done', attempts = ?, outcome = ?, stop_reason = ?, error = ?, cause = ?, "
+                "note = ?, finished = ? WHERE conversation = ? AND seq = ?",
+                (attempts, turn.outcome, turn.stop_reason, turn.error, turn.cause, note, time.time(), conversation,
+                 seq))
+            self._touch(conversation)
+
+    def finish_exchange(self, conversation: str, status: str, message: str | None) -> None:
+        row = self._db.execute("SELECT MAX(seq) FROM entries WHERE conversation = ? AND kind = 'user'",
+                               (conversation,)).fetchone()
+        if row[0] is not None:
+            self._db.execute("UPDATE entries SET exchange = ?, exchange_message = ? WHERE conversation = ? AND seq = ?",
+                             (status, message, conversation, row[0]))
+
+    def delete(self, conversation: str) -> None:
+        with self.transaction():
+            self._db.execute("DELETE FROM blocks WHERE conversation = ?", (conversation,))
+            self._db.execute("DELETE FROM entries WHERE conversation = ?", (conversation,))
+            self._db.execute("DELETE FROM conversations WHERE id = ?", (conversation,))
+
+    # -- reading -------------------------------------------------------------
+
+    def list(self, text: str | None = None) -> list[dict[str, Any]]:
+        """Conversations, newest first: id, title, created, updated, model, turns."""
+        sql = ("SELECT c.*, (SELECT COUNT(*) FROM entries e WHERE e.conversation = c.id AND e.kind = 'turn') AS turns "
+               "FROM conversations c")
+        params: list[Any] = []
+        if text:
+            like = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            sql += (" WHERE c.title LIKE ? ESCAPE '\\' OR EXISTS (SELECT 1 FROM entries e WHERE e.conversation = c.id"
+                    " AND e.text LIKE ? ESCAPE '\\') OR EXISTS (SELECT 1 FROM blocks b WHERE b.conversation = c.id "
+                    "AND b.record LIKE ? ESCAPE '\\')")
+            params = [like, like, like]
+        sql += " ORDER BY c.updated DESC"
+        return [dict(row) for row in self._db.execute(sql, params)]
+
+    def load(self, conversation: str) -> Conversation | None:
+        row = self._db.execute("SELECT * FROM conversations WHERE id = ?", (conversation,)).fetchone()
+        if row is None:
+            matches = self._db.execute("SELECT * FROM conversations WHERE id LIKE ?", (conversation + "%",)).fetchall()
+            if len(matches) != 1:
+                return None
+            row = matches[0]
+        result = Conversation(row["id"], row["title"], row["created"], row["updated"], row["provider"],
+                              row["model"], row["dialect"])
+        blocks: dict[int, list[tuple[int, str]]] = {}
+        for b in self._db.execute("SELECT seq, idx, record FROM blocks WHERE conversation = ?", (result.id,)):
+            blocks.setdefault(b["seq"], []).append((b["idx"], b["record"]))
+        for entry in self._db.execute("SELECT * FROM entries WHERE conversation = ? ORDER BY seq", (result.id,)):
+            if entry["kind"] == "user":
+                result.items.append(StoredUser(entry["seq"], entry["text"] or "", entry["exchange"],
+                                               entry["exchange_message"]))
+                continue
+            records = [block_from_record(json.loads(rec)) for _, rec in sorted(blocks.get(entry["seq"], []))]
+            stored = StoredTurn(entry["seq"], entry["turn"], records, entry["attempts"], entry["outcome"],
+                                entry["stop_reason"], entry["error"], entry["cause"], entry["note"],
+                                json.loads(entry["failures"] or "[]"))
+            if entry["state"] == "streaming":
+                _mark_killed(stored)
+            result.items.append(stored)
+        return result
+
+
+def _mark_killed(turn: StoredTurn) -> None:
+    """A turn the process did not live to finish: what ran stays, what was
+    running has an unknown outcome, the rest did not run."""
+    turn.killed = True
+    unfinished = []
+    for block in turn.blocks:
+        if isinstance(block, ToolCallBlock) and not block.provider_executed:
+            if block.state == "running":
+                block.state, block.result = "unknown", UNKNOWN_OUTCOME
+            elif block.state in ("preparing", "waiting"):
+                block.state = "not run"
+                block.result = f"Not run: {KILLED} while it was being prepared."
+                unfinished.append(block.name or "a call")
+    turn.outcome, turn.cause, turn.error = "cut_off", "killed", f"{KILLED} during this turn"
+    if not turn.note:
+        names = ", ".join(dict.fromkeys(unfinished))
+        if unfinished:
+            verb, pronoun = ("was", "it was") if len(unfinished) == 1 else ("were", "they were")
+            turn.note = f"Interrupted: {KILLED} while {names} {verb} being prepared; {pronoun} not run."
+        else:
+            turn.note = f"Interrupted: {KILLED} during this turn."
+
+
+_ANSWERED = frozenset({"ran", "failed", "unknown", "rejected"})
+
+
+def history_of(conversation: Conversation) -> list[Entry]:
+    """The provider-neutral history a stored conversation continues from:
+    every answered call with its real result; unfinished calls absent; an
+    interrupted turn's prose carries its note."""
+    history: list[Entry] = []
+    for item in conversation.items:
+        if isinstance(item, StoredUser):
+            history.append(User(item.text))
+            continue
+        text = "".join(b.text for b in item.blocks if b.type == "text")
+        answered = [b for b in item.blocks if isinstance(b, ToolCallBlock) and b.state in _ANSWERED
+                    and not b.provider_executed]
+        records = [CallRecord(c.id or f"call_{item.turn}_{i}", c.name, c.arguments or {})
+                   for i, c in enumerate(answered)]
+        note = item.note
+        if note is None and item.outcome not in (None, "complete"):
+            turn = Turn("", item.outcome, item.stop_reason, item.error, item.blocks, item.cause)  # type: ignore[arg-type]
+            note = interruption_note(turn, [b.name for b in item.blocks if isinstance(b, ToolCallBlock)
+                                           and b.state == "not run"])
+        history.append(Assistant(text, records, note))
+        for call, record in zip(answered, records, strict=True):
+            history.append(ToolResult(record.id, call.name, call.result or "", call.state != "ran"))
+    return history
+
+
+class TranscriptWriter:
+    """A ChatSession listener that writes the conversation as it happens."""
+
+    def __init__(self, store: Store, session: ChatSession, provider: str) -> None:
+        self.store = store
+        self.session = session
+        self.conversation = session.conversation
+        self._seq: dict[int, int] = {}
+        self._last_flush = 0.0
+        self._provider = provider
+
+    def __call__(self, event: ChatEvent) -> None:
+        conv = self.conversation
+        if isinstance(event, UserSent):
+            # created with its first message: an app opened and closed leaves nothing behind
+            self.store.create(conv, self._provider, self.session.endpoint.model, self.session.endpoint.dialect)
+            self.store.add_user(conv, event.text)
+        elif isinstance(event, AttemptStarted):
+            self._seq[event.turn] = self.store.start_turn(conv, event.turn, event.attempt)
+        elif isinstance(event, BlockOpened):
+            if event.index > 0:  # the block before it is complete
+                self._put(event.turn, event.index - 1)
+        elif isinstance(event, BlockGrew):
+            now = time.monotonic()
+            if now - self._last_flush > 0.5:  # prose in progress, at most twice a second
+                self._last_flush = now
+                self._put(event.turn, event.index)
+        elif isinstance(event, CallState):
+            self._put(event.turn, event.index)
+        elif isinstance(event, AttemptFailed):
+            seq = self._seq.get(event.turn)
+            if seq is not None:
+                self.store.add_failure(conv, seq, event.message)
+        elif isinstance(event, TurnDone):
+            seq = self._seq.get(event.turn)
+            record = next((t for t in self.session.turns if t.index == event.turn), None)
+            if seq is not None and record is not None:
+                self.store.finish_turn(conv, seq, event.result, event.attempts, event.note, record.blocks)
+        elif isinstance(event, ExchangeDone):
+            self.store.finish_exchange(conv, event.status, event.message)
+
+    def _put(self, turn: int, index: int) -> None:
+        seq = self._seq.get(turn)
+        record = next((t for t in self.session.turns if t.index == turn), None)
+        if seq is None or record is None or index >= len(record.blocks):
+            return
+        self.store.put_block(self.conversation, seq, index, record.blocks[index])
+
+
+
+# -- export and import ---------------------------------------------------------
+
+FORMAT = "callstream-transcript"
+
+
+def export_document(conversation: Conversation) -> dict[str, Any]:
+    items: list[dict[str, Any]] = []
+    for item in conversation.items:
+        if isinstance(item, StoredUser):
+            items.append({"kind": "user", "text": item.text, "exchange": item.exchange,
+                          "exchange_message": item.exchange_message})
+        else:
+            items.append({"kind": "turn", "turn": item.turn, "attempts": item.attempts, "outcome": item.outcome,
+                          "stop_reason": item.stop_reason, "error": item.error, "cause": item.cause,
+                          "note": item.note, "failures": item.failures, "killed": item.killed,
+                          "blocks": [block_record(b) for b in item.blocks]})
+    return {"format": FORMAT, "version": 1, "conversation": {
+        "id": conversation.id, "title": conversation.title, "created": conversation.created,
+        "updated": conversation.updated, "provider": conversation.provider, "model": conversation.model,
+        "dialect": conversation.dialect}, "items": items}
+
+
+class ImportError_(ValueError):
+    """The file is not a callstream transcript export; the message says why."""
+
+
+def import_document(store: Store, document: Any) -> str:
+    """Store an exported transcript; returns its conversation id."""
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise ImportError_("not a callstream transcript export (no \"format\": \"callstream-transcript\")")
+    if document.get("version") != 1:
+        raise ImportError_(f"unsupported transcript version {document.get('version')!r}")
+    meta = document.get("conversation")
+    items = document.get("items")
+    if not isinstance(meta, dict) or not isinstance(items, list) or not isinstance(meta.get("id"), str):
+        raise ImportError_("the transcript has no conversation id or no items")
+    conversation = meta["id"]
+    existing = store.load(conversation)
+    if existing is not None and existing.id == conversation:
+        raise ImportError_(f"conversation {conversation} is already stored")
+    try:
+        with store.transaction():
+            store._db.execute("INSERT INTO conversations VALUES (?, ?, ?, ?, ?, ?, ?)",
+                              (conversation, str(meta.get("title", "")), float(meta.get("created", time.time())),
+                               float(meta.get("updated", time.time())), str(meta.get("provider", "")),
+                               str(meta.get("model", "")), str(meta.get("dialect", ""))))
+            for seq, item in enumerate(items):
+                if item.get("kind") == "user":
+                    store._db.execute(
+                        "INSERT INTO entries (conversation, seq, kind, text, state, exchange, exchange_message, "
+                        "started) VALUES (?, ?, 'user', ?, 'done', ?, ?, ?)",
+                        (conversation, seq, str(item.get("text", "")), item.get("exchange"),
+                         item.get("exchange_message"), time.time()))
+                elif item.get("kind") == "turn":
+                    blocks = [block_from_record(b) for b in item.get("blocks", [])]
+                    store._db.execute(
+                        "INSERT INTO entries (conversation, seq, kind, turn, state, attempts, outcome, stop_reason, "
+                        "error, cause, note, failures, started, finished) VALUES (?, ?, 'turn', ?, 'done', ?, ?, ?, ?, "
+                        "?, ?, ?, ?, ?)",
+                        (conversation, seq, int(item["turn"]), int(item.get("attempts", 1)), item.get("outcome"),
+                         item.get("stop_reason"), item.get("error"), item.get("cause"), item.get("note"),
+                         json.dumps(list(item.get("failures", []))), time.time(), time.time()))
+                    for index, block in enumerate(blocks):
+                        store.put_block(conversation, seq, index, block)
+                else:
+                    raise ImportError_(f"item {seq} is neither a user message nor a turn")
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        if isinstance(exc, ImportError_):
+            raise
+        raise ImportError_(f"the transcript is damaged: {exc}") from None
+    return conversation
+
+
+def markdown_of(conversation: Conversation, display: Any) -> str:
+    """A readable export: prose as written, each call with its allow-listed
+    fields and its state (``display(name)`` gives the allow-lists)."""
+    from ..stream.preview import format_value, visible_fields
+
+    lines = [f"# {conversation.title or 'Conversation'}", "",
+             f"*{conversation.model} via {conversation.provider} · conversation {conversation.id}*", ""]
+    for item in conversation.items:
+        if isinstance(item, StoredUser):
+            lines += ["## You", "", item.text, ""]
+            continue
+        lines += ["## Assistant", ""]
+        for failure in item.failures:
+            lines += [f"> {failure}", ""]
+        for block in item.blocks:
+            if block.type == "text":
+                lines += [block.text, ""]
+            elif block.type == "reasoning":
+                lines += ["<details><summary>Reasoning</summary>", "", block.text, "", "</details>", ""]
+            elif isinstance(block, ToolCallBlock):
+                args_spec, result_spec = display(block.name)
+                lines.append(f"- **{block.name}** — {block.state}")
+                for label, value in visible_fields(block.arguments or {}, args_spec):
+                    lines.append(f"  - {label}: {value}")
+                if block.result:
+                    shown = block.summary or block.result
+                    try:
+                        value = json.loads(shown)
+                        fields = visible_fields(value, result_spec) if result_spec else []
+                        shown = " · ".join(f"{k}: {v}" for k, v in fields) or format_value(shown, 300)
+                    except ValueError:
+                        shown = format_value(shown, 300)
+                    lines.append(f"  - → {shown}")
+                lines.append("")
+        if item.note:
+            lines += [f"> {item.note}", ""]
+    return "\n".join(lines).rstrip() + "\n"

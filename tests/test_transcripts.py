@@ -1,0 +1,252 @@
+"""Transcripts: saved in block shape as the turn goes, reopened intact,
+interrupted turns carried forward with a note, valid history for every
+provider, and a database that survives SIGKILL at any moment."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import TypeAdapter
+
+from app.chat.providers import Endpoint
+from app.chat.session import ChatSession
+from app.config import Config, ProviderProfile
+from app.conversation import Assistant, ToolResult
+from app.paths import data_dir
+from app.runtime import open_runtime
+from app.store.transcripts import Store, history_of
+from app.stream import ToolCallBlock, block_record
+from app.stream.dialects import REQUEST_BUILDERS
+from app.tools.ledger import Ledger
+from app.tools.registry import Registry
+from tests import streamgen
+from tests.conftest import ROOT
+from tests.faultserver import FaultServer, Reply
+
+
+def demo_config(dialect: str = "openai-chat", retries: int = 3) -> Config:
+    profile = ProviderProfile(name="demo", provider="demo", demo_speed=0.0, demo_dialect=dialect, retries=retries)
+    return Config(providers={"demo": profile}, default="demo")
+
+
+def converse(messages: list[str], config: Config | None = None, endpoint: Endpoint | None = None,
+             conversation: str | None = None) -> ChatSession:
+    runtime = open_runtime(config=config or demo_config(), endpoint=endpoint)
+    session = runtime.session(conversation)
+
+    async def go() -> None:
+        try:
+            for message in messages:
+                await session.send(message)
+        finally:
+            await session.aclose()
+            runtime.close()
+
+    asyncio.run(go())
+    return session
+
+
+def stored(conversation: str) -> Any:
+    store = Store(data_dir() / "callstream.db")
+    try:
+        return store.load(conversation)
+    finally:
+        store.close()
+
+
+def test_a_conversation_reopens_in_the_shape_it_ran(home: Path) -> None:
+    session = converse(["Ada Lovelace says her order is late. Check her open and late orders and open a ticket."])
+    conv = stored(session.conversation)
+    turns = [i for i in conv.items if hasattr(i, "blocks")]
+    assert [t.turn for t in turns] == [t.index for t in session.turns]
+    for live, saved in zip(session.turns, turns, strict=True):
+        assert [block_record(b) for b in saved.blocks] == [block_record(b) for b in live.blocks]
+        assert saved.outcome == live.result.outcome and saved.attempts == live.attempts
+    assert history_of(conv) == session.history
+    assert conv.title.startswith("Ada Lovelace says her order is late")
+
+
+def test_an_interrupted_turn_is_prose_plus_a_note_and_the_next_request_carries_it(home: Path) -> None:
+    session = converse(["/demo truncated"])
+    conv = stored(session.conversation)
+    (turn,) = [i for i in conv.items if hasattr(i, "blocks")]
+    note = "Interrupted: the output limit cut the reply off while create_ticket was being prepared; it was not run."
+    assert turn.note == note
+    call = next(b for b in turn.blocks if isinstance(b, ToolCallBlock))
+    assert call.state == "not run" and call.arguments_raw  # the buffer is kept for the log and the screen
+    history = history_of(conv)
+    assert history[-1] == Assistant("Writing up the ticket for A-1042.", [], note)  # no call, no result
+    _, body = REQUEST_BUILDERS["anthropic"]("m", history, [], None)
+    assert note in body["messages"][-1]["content"][0]["text"]
+
+
+def test_continuing_a_stored_conversation(home: Path) -> None:
+    first = converse(["Show me order A-1042"])
+    again = converse(["Thanks"], conversation=first.conversation[:10])
+    assert again.conversation == first.conversation
+    conv = stored(first.conversation)
+    users = [i.text for i in conv.items if hasattr(i, "text") and not hasattr(i, "blocks")]
+    assert users == ["Show me order A-1042", "Thanks"]
+    turns = [i.turn for i in conv.items if hasattr(i, "blocks")]
+    assert turns == sorted(set(turns))  # turn indices continue, never reused
+
+
+SHAPES = ["complete", "rejected", "cut_off", "malformed", "truncated", "retried", "unknown"]
+
+
+def _shape_session(shape: str, dialect: str, home: Path) -> str:
+    """Drive one conversation into ``shape`` and return its id."""
+    if shape == "complete":
+        return converse(["Show me order A-1042"], demo_config(dialect)).conversation
+    if shape == "rejected":
+        return converse(["/demo invalid-args"], demo_config(dialect)).conversation
+    if shape == "cut_off":
+        return converse(["/demo cutoff"], demo_config(dialect, retries=0)).conversation
+    if shape == "malformed":
+        return converse(["/demo malformed"], demo_config(dialect)).conversation
+    if shape == "truncated":
+        return converse(["/demo truncated"], demo_config(dialect)).conversation
+    if shape == "retried":
+        return converse(["/demo retry-after-dispatch"], demo_config(dialect)).conversation
+    # unknown: made below from a complete run, as if the process died while the tool ran
+    return converse(["Show me order A-1042"], demo_config(dialect)).conversation
+
+
+def _mark_unknown(conversation: str) -> None:
+    """Turn the last ran call of the conversation into an interrupted run (a crash mid-tool)."""
+    store = Store(data_dir() / "callstream.db")
+    row = store._db.execute("SELECT seq, idx, record FROM blocks WHERE conversation = ? ORDER BY seq DESC, idx",
+                            (conversation,)).fetchall()
+    for seq, idx, record in row:
+        data = json.loads(record)
+        if data.get("type") == "tool_call" and data.get("state") == "ran":
+            data["state"] = "running"
+            store._db.execute("UPDATE blocks SET record = ? WHERE conversation = ? AND seq = ? AND idx = ?",
+                              (json.dumps(data), conversation, seq, idx))
+            store._db.execute("UPDATE entries SET state = 'streaming' WHERE conversation = ? AND seq = ?",
+                              (conversation, seq))
+            store._db.execute("DELETE FROM entries WHERE conversation = ? AND seq > ?", (conversation, seq))
+            store._db.execute("DELETE FROM blocks WHERE conversation = ? AND seq > ?", (conversation, seq))
+            break
+    store.close()
+
+
+def _validate(dialect: str, body: dict[str, Any]) -> None:
+    if dialect == "openai-chat":
+        from openai.types.chat.completion_create_params import CompletionCreateParamsStreaming
+
+        TypeAdapter(CompletionCreateParamsStreaming).validate_python(body)
+        calls = [c["id"] for m in body["messages"] if m["role"] == "assistant" for c in m.get("tool_calls", [])]
+        results = [m["tool_call_id"] for m in body["messages"] if m["role"] == "tool"]
+    elif dialect == "openai-responses":
+        from openai.types.responses.response_create_params import ResponseCreateParamsStreaming
+
+        TypeAdapter(ResponseCreateParamsStreaming).validate_python(body)
+        calls = [i["call_id"] for i in body["input"] if i.get("type") == "function_call"]
+        results = [i["call_id"] for i in body["input"] if i.get("type") == "function_call_output"]
+    elif dialect == "anthropic":
+        from anthropic.types.message_create_params import MessageCreateParamsStreaming
+
+        TypeAdapter(MessageCreateParamsStreaming).validate_python(body)
+        roles = [m["role"] for m in body["messages"]]
+        assert all(a != b for a, b in zip(roles, roles[1:])), roles
+        calls = [b["id"] for m in body["messages"] for b in m["content"] if b["type"] == "tool_use"]
+        results = [b["tool_use_id"] for m in body["messages"] for b in m["content"] if b["type"] == "tool_result"]
+    else:
+        parts = [p for c in body["contents"] for p in c["parts"]]
+        calls = [p["functionCall"]["name"] for p in parts if "functionCall" in p]
+        results = [p["functionResponse"]["name"] for p in parts if "functionResponse" in p]
+        assert all(c["role"] in ("user", "model") for c in body["contents"])
+    assert sorted(calls) == sorted(results), (calls, results)  # no call without its result, no orphan result
+
+
+@pytest.mark.parametrize("dialect", ["openai-chat", "openai-responses", "anthropic", "gemini"])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_next_request_from_every_stored_shape_is_valid(home: Path, dialect: str, shape: str) -> None:
+    conversation = _shape_session(shape, dialect, home)
+    if shape == "unknown":
+        _mark_unknown(conversation)
+    conv = stored(conversation)
+    history = history_of(conv)
+    registry = Registry.default(data_dir())
+    for target in REQUEST_BUILDERS:  # a conversation may continue on any provider
+        _, body = REQUEST_BUILDERS[target]("m", history + [], registry.specs(), "sys")
+        _validate(target, body)
+    last = [i for i in conv.items if hasattr(i, "blocks")][-1]
+    if shape in ("cut_off", "malformed", "truncated"):
+        assert last.note and last.note.startswith("Interrupted:")
+        assert isinstance(history[-1], Assistant) and history[-1].note == last.note
+    if shape == "unknown":
+        unknown = [b for i in conv.items if hasattr(i, "blocks") for b in i.blocks
+                   if isinstance(b, ToolCallBlock) and b.state == "unknown"]
+        assert unknown and any(isinstance(e, ToolResult) and "outcome is unknown" in e.content for e in history)
+    if shape == "rejected":
+        assert any(isinstance(e, ToolResult) and e.is_error and "do not match its schema" in e.content
+                   for e in history)
+
+
+def test_files_are_user_only(home: Path) -> None:
+    converse(["Show me order A-1042"])
+    directory = data_dir()
+    assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+    for path in directory.iterdir():
+        assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, path
+
+
+def test_no_key_is_stored(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    key = "sk-test-DO-NOT-STORE-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    with FaultServer() as server:
+        server.replies.append(Reply(streamgen.openai_chat([("text", "hello")], finish="stop")))
+        endpoint = Endpoint("openai-chat", server.url, "m", "test", {"Authorization": f"Bearer {key}"})
+        converse(["hi"], Config(), endpoint)
+        assert server.requests[0]["headers"]["authorization"] == f"Bearer {key}"
+    for path in data_dir().rglob("*"):
+        if path.is_file():
+            assert key.encode() not in path.read_bytes(), path
+
+
+def test_sigkill_at_random_moments_leaves_a_store_that_opens(home: Path) -> None:
+    rng = random.Random(20261130)
+    outcomes: dict[str, int] = {"killed mid-turn": 0, "between turns": 0}
+    for run in range(20):
+        conversation = f"kill-{run}"
+        worker = subprocess.Popen([sys.executable, "-m", "tests.kill_worker", conversation], cwd=ROOT,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+        assert worker.stdout is not None
+        assert worker.stdout.readline().strip() == "started", worker.stderr.read() if worker.stderr else ""
+        time.sleep(rng.uniform(0.0, 1.6))
+        worker.send_signal(signal.SIGKILL)
+        worker.wait(10)
+        store = Store(data_dir() / "callstream.db")  # every reopen succeeds
+        conv = store.load(conversation)
+        store.close()
+        Ledger(data_dir() / "callstream.db").close()
+        if conv is None:
+            continue  # killed before the first write
+        turns = [i for i in conv.items if hasattr(i, "blocks")]
+        for turn in turns[:-1]:
+            assert not turn.killed and turn.outcome == "complete", (run, turn)  # completed turns are whole
+        for turn in turns:
+            for block in turn.blocks:
+                if isinstance(block, ToolCallBlock):
+                    assert block.state in ("ran", "failed", "rejected", "not run", "unknown"), (run, block.state)
+        if turns and turns[-1].killed:
+            outcomes["killed mid-turn"] += 1
+            assert turns[-1].note and turns[-1].note.startswith("Interrupted: callstream stopped")
+        else:
+            outcomes["between turns"] += 1
+        history = history_of(conv)  # and the conversation can go on
+        _validate("anthropic", REQUEST_BUILDERS["anthropic"]("m", history, [], None)[1])
+    assert outcomes["killed mid-turn"] >= 5, outcomes
