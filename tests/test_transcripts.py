@@ -160,7 +160,7 @@ def _validate(dialect: str, body: dict[str, Any]) -> None:
 
         TypeAdapter(MessageCreateParamsStreaming).validate_python(body)
         roles = [m["role"] for m in body["messages"]]
-        assert all(a != b for a, b in zip(roles, roles[1:])), roles
+        assert all(a != b for a, b in zip(roles, roles[1:], strict=False)), roles
         calls = [b["id"] for m in body["messages"] for b in m["content"] if b["type"] == "tool_use"]
         results = [b["tool_use_id"] for m in body["messages"] for b in m["content"] if b["type"] == "tool_result"]
     else:
