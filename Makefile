@@ -36,7 +36,7 @@ typecheck: setup
 	$(BIN)/mypy
 
 lint: setup
-	$(BIN)/ruff check app widgets tests benchmarks
+	$(BIN)/ruff check app widgets tests benchmarks scripts
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .hypothesis

@@ -24,7 +24,7 @@ from .stream.inert import inert
 from .stream.preview import format_value, visible_fields
 from .tools.registry import Registry
 
-__all__ = ["run_ask", "call_line", "result_summary"]
+__all__ = ["run_ask", "call_line", "result_summary", "Printer"]
 
 
 def result_summary(registry: Registry, call: ToolCallBlock, limit: int = 100) -> str:
@@ -57,7 +57,7 @@ def call_line(registry: Registry, call: ToolCallBlock) -> str:
     return inert(line)
 
 
-class _Printer:
+class Printer:
     def __init__(self, session: ChatSession, out: TextIO, err: TextIO) -> None:
         self.session = session
         self.out = out
@@ -112,7 +112,7 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
         raise
     endpoint = runtime.endpoint
     if not as_json:
-        session.listeners.append(_Printer(session, out, err))
+        session.listeners.append(Printer(session, out, err))
     loop = asyncio.get_running_loop()
     with contextlib.suppress(NotImplementedError, RuntimeError):
         loop.add_signal_handler(signal.SIGINT, session.cancel)

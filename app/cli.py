@@ -75,6 +75,15 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--format", choices=["json", "markdown"], default="json")
     import_ = sub.add_parser("import", help="read an exported JSON transcript back into the store")
     import_.add_argument("file")
+    replay = sub.add_parser(
+        "replay", help="replay a recording (or a raw .sse capture) through the live pipeline; runs nothing",
+        description="Feed a recorded stream through the same pipeline as a live one, at the recorded timing "
+        "divided by --speed. Recorded tool results are shown; nothing is run.")
+    replay.add_argument("file")
+    replay.add_argument("--speed", default="1", help="0.25 … 64, or instant (default 1)")
+    replay.add_argument("--idle-limit", type=float, default=None, help="cap any silence at this many seconds")
+    replay.add_argument("--headless", action="store_true", help="print what ask would print instead of the TUI")
+    replay.add_argument("--json", action="store_true", help="print the same document as ask --json")
     serve = sub.add_parser(
         "serve-demo",
         help="run the embedded demo model as a standalone server on 127.0.0.1",
@@ -127,6 +136,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
         if args.command == "export":
             return export_cmd(args.id, args.format)
         return import_cmd(args.file)
+    if args.command == "replay":
+        from .replay_cli import replay_cmd
+
+        return replay_cmd(args.file, args.speed, args.idle_limit, args.headless, args.json)
     if args.command == "ledger":
         return _ledger(args.conversation, args.json)
     if args.command == "serve-demo":

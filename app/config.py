@@ -118,6 +118,8 @@ class CommandToolConfig:
 class Config:
     path: Path | None = None
     default: str | None = None
+    #: Record every response stream (``record = false`` in the file turns it off).
+    record: bool = True
     providers: dict[str, ProviderProfile] = field(default_factory=dict)
     tools: dict[str, CommandToolConfig] = field(default_factory=dict)
 
@@ -248,6 +250,10 @@ def load_config(path: Path | None = None) -> Config:
     if default is not None and not isinstance(default, str):
         raise ConfigError(f"{path}: default must be a profile name")
     config.default = default
+    record = data.get("record", True)
+    if not isinstance(record, bool):
+        raise ConfigError(f"{path}: record must be true or false")
+    config.record = record
     providers = data.get("providers", {})
     tools = data.get("tools", {})
     if not isinstance(providers, dict) or not isinstance(tools, dict):

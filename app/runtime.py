@@ -13,6 +13,7 @@ from .config import Config, ConfigError, ProviderProfile, load_config
 from .conversation import Assistant
 from .net.stream import Timeouts
 from .paths import data_dir
+from .store.recording import RecordingWriter
 from .store.transcripts import Conversation, Store, StoredTurn, TranscriptWriter, history_of
 from .tools.ledger import Ledger
 from .tools.registry import Registry
@@ -51,6 +52,12 @@ class Runtime:
                 session.restore_failed(position, last.turn)
         session.stored = stored
         session.listeners.append(TranscriptWriter(self.store, session, self.profile.provider))
+        if self.config.record:
+            path = data_dir() / "recordings" / f"{session.conversation}.ndjson"
+            session.recorder = RecordingWriter(path, {
+                "conversation": session.conversation, "dialect": self.endpoint.dialect,
+                "provider": self.profile.provider, "model": self.endpoint.model,
+                "retries": self.profile.retries, "max_rounds": self.profile.max_rounds})
         return session
 
     def close(self) -> None:

@@ -138,6 +138,7 @@ class ChatSession:
         first_turn: int | None = None,
         http: httpx.AsyncClient | None = None,
         options: dict[str, Any] | None = None,
+        dispatcher_class: Callable[..., Dispatcher] = Dispatcher,
     ) -> None:
         self.endpoint = endpoint
         self.registry = registry
@@ -153,6 +154,8 @@ class ChatSession:
         self.recorder = recorder
         self.clock = clock
         self.options = dict(options or {})
+        #: A replay swaps in a dispatcher that reports recorded outcomes.
+        self.dispatcher_class = dispatcher_class
         self.turns: list[TurnRecord] = []
         self.next_turn = first_turn if first_turn is not None else sum(
             1 for e in self.history if isinstance(e, Assistant))
@@ -177,11 +180,16 @@ class ChatSession:
         if self._http is not None:
             await self._http.aclose()
             self._http = None
+        close = getattr(self.recorder, "close", None)
+        if close is not None:
+            close()
+            self.recorder = None
 
     def cancel(self) -> None:
         """Esc / Ctrl-C: the running turn ends as a stated failure; no call is
         half-dispatched (a running tool is cancelled and recorded as failed)."""
         self._cancelled = True
+        self._mark("cancel")
         if self._dispatcher is not None:
             self._dispatcher.cancel()
         if self._current is not None:
@@ -196,8 +204,13 @@ class ChatSession:
 
     # -- the loop ------------------------------------------------------------
 
+    def _mark(self, kind: str, **info: Any) -> None:
+        if self.recorder is not None:
+            self.recorder.marker(kind, info)
+
     async def send(self, text: str) -> ExchangeDone:
         self.history.append(User(text))
+        self._mark("user", text=text)
         self._emit(UserSent(text))
         return await self._rounds()
 
@@ -216,6 +229,7 @@ class ChatSession:
         length, turn = self._failed
         del self.history[length:]
         self.next_turn = turn
+        self._mark("retry", turn=turn)
         return await self._rounds()
 
     async def _rounds(self) -> ExchangeDone:
@@ -242,13 +256,14 @@ class ChatSession:
         self.next_turn += 1
         record = TurnRecord(index)
         self.turns.append(record)
-        dispatcher = Dispatcher(self.registry, self.ledger, self.conversation, index,
-                                lambda update: self._call_update(record, update), self.clock)
+        dispatcher = self.dispatcher_class(self.registry, self.ledger, self.conversation, index,
+                                           lambda update: self._call_update(record, update), self.clock)
         self._dispatcher = dispatcher
         build = REQUEST_BUILDERS[self.endpoint.dialect]
         tools = self.registry.specs() if self.offer_tools else []
         path, body = build(self.endpoint.model, self.history, tools, self.system)
         body.update(self.options)
+        self._mark("turn", turn=index, request=body)
         if self._http is None:
             self._http = httpx.AsyncClient(follow_redirects=True)
         turn: Turn | None = None
@@ -260,14 +275,15 @@ class ChatSession:
             parser = StreamParser(self.endpoint.dialect)
             record.blocks = parser.blocks
             self._emit(AttemptStarted(index, attempt))
-            if self.recorder is not None:
-                self.recorder.marker("attempt", {"turn": index, "attempt": attempt})
+            self._mark("attempt", turn=index, attempt=attempt)
             try:
                 turn = await self._cancellable(stream_once(
                     self._http, self.endpoint.url(path), self.endpoint.headers, body, parser, self.timeouts,
                     lambda updates, p=parser, a=attempt: self._updates(record, p, a, updates, dispatcher),
                     self.recorder, self.clock))
             except RequestFailed as exc:
+                self._mark("http", turn=index, attempt=attempt, status=exc.status, message=exc.message,
+                           retryable=exc.retryable)
                 turn = Turn(self.endpoint.dialect, "provider_error", None, exc.message, parser.blocks)
                 if exc.retryable and attempt <= self.retries and not self._cancelled:
                     delay = exc.retry_after if exc.retry_after is not None else self._delay(attempt)
@@ -276,11 +292,13 @@ class ChatSession:
                 break
             except CancelledWithTurn as stopped:
                 turn = stopped.turn
+                self._mark("end", turn=index, attempt=attempt, cause="cancelled")
                 break
             except asyncio.CancelledError:
                 turn = Turn(self.endpoint.dialect, "cut_off", None, "the turn was cancelled", parser.blocks,
                             "cancelled")
                 break
+            self._mark("end", turn=index, attempt=attempt, cause=turn.cause or "eof")
             if turn.outcome == "complete" or self._cancelled:
                 break
             retryable = turn.outcome == "provider_error" or (turn.outcome == "cut_off" and turn.cause != "cancelled")
@@ -341,6 +359,9 @@ class ChatSession:
         for call, call_record in zip(answered, records, strict=True):
             call.id = call_record.id
             self.history.append(ToolResult(call_record.id, call.name, call.result or "", call.state != "ran"))
+        self._mark("results", turn=record.index, calls=[
+            {"key": c.key, "state": c.state, "result": c.result, "reused": c.reused}
+            for c in calls if c.key is not None])
         self._emit(TurnDone(record.index, turn, record.attempts, note))
         if failed:
             return "cancelled" if self._cancelled else "failed"
@@ -391,4 +412,5 @@ class ChatSession:
         if update.result is not None:
             call.result = update.result
         call.reused = call.reused or update.reused
+        call.key = update.key or call.key
         self._emit(CallState(record.index, index, call.state))

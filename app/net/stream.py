@@ -36,7 +36,9 @@ class Timeouts:
 
 
 class Recorder(Protocol):
-    """The recording tap: every raw chunk, with its arrival time, before parsing."""
+    """The recording tap: every raw chunk, with its arrival time, before
+    parsing; and markers (a user message, a turn and its request, an attempt
+    and how it ended, the results that followed) at the caller's clock."""
 
     def chunk(self, at: float, data: bytes) -> None: ...
 

@@ -113,6 +113,8 @@ class ToolCallBlock:
     #: A line safe to show on screen when ``result`` may quote argument values
     #: (a schema rejection names the fields, never their values).
     summary: str | None = None
+    #: The idempotency key the dispatcher claimed for it (None if never dispatched).
+    key: str | None = None
     #: Times of the call's life (the caller's clock): announced, required
     #: fields first parsed, ended, dispatched, finished.
     timings: dict[str, float] = field(default_factory=dict)
@@ -200,6 +202,7 @@ def block_record(block: Block) -> dict[str, Any]:
         provider_executed=block.provider_executed,
         announced_at=block.announced_at,
         ended_at=block.ended_at,
+        key=block.key,
     )
     record.pop("provider_result", None)
     if isinstance(block.provider_result, dict):
@@ -235,6 +238,7 @@ def block_from_record(record: dict[str, Any]) -> Block:
         result=record.get("result"),
         reused=bool(record.get("reused", False)),
         summary=record.get("summary"),
+        key=record.get("key"),
         timings={str(k): float(v) for k, v in (record.get("timings") or {}).items()},
     )
     return call
