@@ -55,7 +55,8 @@ class Piece(NamedTuple):
 
 
 class JSONScanner:
-    __slots__ = ("_stack", "_state", "_pending", "_atom", "_key", "_high", "error", "pieces_seen", "too_deep")
+    __slots__ = ("_stack", "_state", "_pending", "_atom", "_key", "_high", "error", "pieces_seen", "too_deep",
+                 "top_keys")
 
     def __init__(self) -> None:
         # each container: [is_array, current key or index, has_member]
@@ -69,11 +70,19 @@ class JSONScanner:
         self.pieces_seen = 0
         #: Set once a piece was left unreported for being deeper than MAX_DEPTH.
         self.too_deep = False
+        #: Keys of the root object whose name has closed (their value may not have begun).
+        self.top_keys: set[str] = set()
 
     @property
     def done(self) -> bool:
         """The root value is complete."""
         return self._state == _END
+
+    @property
+    def in_escape(self) -> bool:
+        """The text so far stops inside an escape (``\\``, ``\\u00``) or
+        between the halves of a surrogate pair: what it decodes to is open."""
+        return bool(self._pending or self._high)
 
     @property
     def path(self) -> Path:
@@ -281,7 +290,10 @@ class JSONScanner:
         if key:
             self._key.append(text)
             if closed:
-                self._stack[-1][1] = "".join(self._key)
+                name = "".join(self._key)
+                self._stack[-1][1] = name
+                if len(self._stack) == 1:
+                    self.top_keys.add(name)
                 self._key = []
                 self._state = _COLON
             return
