@@ -20,6 +20,14 @@ BODIES = {name: encode(SCRIPT) for name, encode in streamgen.ENCODERS.items() if
 DIALECTS = list(BODIES)
 
 
+def shape(turn: Turn) -> dict[str, object]:
+    """The turn as inspect shows it, without the arrival times a live read adds."""
+    document = turn.to_dict()
+    for block in document["blocks"]:  # type: ignore[attr-defined]
+        block.pop("timings", None)
+    return document
+
+
 def run(server: FaultServer, dialect: str, timeouts: Timeouts | None = None) -> Turn:
     async def go() -> Turn:
         async with httpx.AsyncClient() as client:
@@ -41,7 +49,7 @@ def server():  # type: ignore[no-untyped-def]
 def test_any_network_chunking_gives_the_same_turn(server: FaultServer, dialect: str, chunk: int) -> None:
     server.replies.append(Reply(BODIES[dialect], chunk=chunk))
     turn = run(server, dialect)
-    assert turn.to_dict() == assemble([BODIES[dialect]]).to_dict()
+    assert shape(turn) == shape(assemble([BODIES[dialect]]))
     assert turn.outcome == "complete"
     assert server.requests[0]["body"] == {"q": 1}
 
@@ -164,4 +172,4 @@ def test_real_fixture_over_real_http(server: FaultServer, dialect: str) -> None:
         pytest.skip(reason=f"real fixtures absent: {REAL} not found")
     for path in files:
         server.replies.append(Reply(path.read_bytes(), chunk=37, delay=0.0))
-        assert run(server, dialect).to_dict() == assemble([path.read_bytes()]).to_dict(), path.name
+        assert shape(run(server, dialect)) == shape(assemble([path.read_bytes()])), path.name

@@ -71,6 +71,7 @@ class ToolCard(Vertical):
         self._result = Static(classes="card-result")
         self._details: Collapsible | None = None
         self._scheduled = False
+        self._ready = False  # the card's own lines are mounted: details may follow them
         if finished and block.arguments_raw:
             # a stored call, shown whole: the same stable fields it showed live
             self.preview.feed(block.arguments_raw)
@@ -81,6 +82,7 @@ class ToolCard(Vertical):
         yield self._result
 
     def on_mount(self) -> None:
+        self._ready = True
         self.refresh_card()
 
     # -- fed by the chat screen ----------------------------------------------
@@ -160,10 +162,28 @@ class ToolCard(Vertical):
             lines = lines[:_MAX_RESULT_LINES] + [f"… {len(lines) - _MAX_RESULT_LINES} more lines"]
         return inert("\n".join(lines))
 
+    def _timings_text(self) -> str:
+        names = {"required": "required fields stable", "ended": "ended", "dispatched": "dispatched",
+                 "started": "started", "finished": "finished"}
+        points = self.block.relative_timings()
+        shown = [f"{names[k]} +{v:.2f} s" for k, v in points.items() if k in names]
+        return ("Timings (from the announcement): " + " · ".join(shown)) if shown else ""
+
     def _update_details(self) -> None:
-        if self.block.state != "ran" or self.block.result is None or self._details is not None:
+        if not self._ready:
+            return  # on_mount comes back here once the card's own lines are in place
+        if self._details is not None or self.block.state not in ("ran", "failed", "unknown", "rejected", "not run"):
             return
-        self._details = Collapsible(Static(Content(self._details_text())), title="Full result", collapsed=True)
+        parts = [self._timings_text()]
+        if self.block.key:
+            parts.append(f"Idempotency key: {self.block.key[:16]}…")
+        if self.block.state == "ran" and self.block.result is not None:
+            parts.append(self._details_text())
+        text = "\n".join(p for p in parts if p)
+        if not text:
+            return
+        title = "Full result" if self.block.state == "ran" else "Details"
+        self._details = Collapsible(Static(Content(text)), title=title, collapsed=True)
         self.mount(self._details)
 
 

@@ -38,6 +38,7 @@ from ..stream import (
     Update,
 )
 from ..stream.dialects import REQUEST_BUILDERS
+from ..stream.preview import FormingPreview
 from ..tools.dispatcher import CallUpdate, Dispatcher
 from ..tools.finalise import NotRun, Rejected, Valid, finalise
 from ..tools.ledger import Ledger
@@ -156,6 +157,12 @@ class ChatSession:
         self.options = dict(options or {})
         #: A replay swaps in a dispatcher that reports recorded outcomes.
         self.dispatcher_class = dispatcher_class
+        #: Per forming call (attempt, block index): its stable fields so far,
+        #: until every required field is stable (then: the timing, and a warm-up).
+        self._forming: dict[tuple[int, int], FormingPreview] = {}
+        self._warm_tasks: set[asyncio.Task[None]] = set()
+        #: Speculative warming of read-only tools while their calls form.
+        self.warming = True
         self.turns: list[TurnRecord] = []
         self.next_turn = first_turn if first_turn is not None else sum(
             1 for e in self.history if isinstance(e, Assistant))
@@ -374,6 +381,9 @@ class ChatSession:
         blocks = parser.blocks
         for update in updates:
             if isinstance(update, BlockChanged):
+                block = blocks[update.index]
+                if update.delta and isinstance(block, ToolCallBlock):
+                    self._watch_forming(attempt, update.index, block, update.delta)
                 self._emit(BlockGrew(record.index, update.index, update.delta))
             elif isinstance(update, BlockAdded):
                 self._emit(BlockOpened(record.index, update.index, blocks[update.index]))
@@ -397,6 +407,39 @@ class ChatSession:
                         block.state = "not run"
                         block.result = f"Not run: {block.problem or 'the turn ended before it completed'}."
                         self._emit(CallState(record.index, i, block.state))
+
+    def _watch_forming(self, attempt: int, index: int, call: ToolCallBlock, fragment: str) -> None:
+        """Until a call's required fields are all stable: note the moment, and
+        let a read-only tool warm up on them (never dispatch: that waits for
+        the call's end, with the final arguments)."""
+        key = (attempt, index)
+        preview = self._forming.get(key)
+        if preview is None:
+            if "required" in call.timings or call.provider_executed:
+                return
+            preview = self._forming[key] = FormingPreview()
+        preview.feed(fragment)
+        tool = self.registry.get(call.name)
+        if tool is None:
+            if call.name:  # an unknown tool: nothing to wait for (a name still arriving may yet match)
+                del self._forming[key]
+            return
+        required = tool.parameters.get("required", [])
+        stable = preview.stable()
+        if not all((name,) in stable for name in required):
+            return
+        del self._forming[key]
+        call.timings["required"] = self.clock()
+        if self.warming and tool is not None and tool.read_only and tool.warm is not None:
+            partial = {path[0]: value for path, value in stable.items() if len(path) == 1}
+            task = asyncio.ensure_future(self._warm(tool.warm, partial))
+            self._warm_tasks.add(task)
+            task.add_done_callback(self._warm_tasks.discard)
+
+    @staticmethod
+    async def _warm(warm: Any, partial: dict[str, Any]) -> None:
+        with contextlib.suppress(Exception):  # a warm-up that fails costs nothing but itself
+            await warm(partial)
 
     def _call_update(self, record: TurnRecord, update: CallUpdate) -> None:
         attempt, index = update.ref

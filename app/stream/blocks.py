@@ -120,6 +120,23 @@ class ToolCallBlock:
     timings: dict[str, float] = field(default_factory=dict)
     type: Literal["tool_call"] = "tool_call"
 
+    def relative_timings(self) -> dict[str, float]:
+        """Seconds from the announcement: required fields stable, ended,
+        dispatched, started, finished — whichever happened."""
+        base = self.announced_at
+        if base is None:
+            return {}
+        points = {
+            "announced": base,
+            "required": self.timings.get("required"),
+            "ended": self.ended_at,
+            "dispatched": self.timings.get("waiting"),
+            "started": self.timings.get("running"),
+            "finished": next((self.timings[s] for s in ("ran", "failed", "unknown", "rejected", "not run")
+                              if s in self.timings), None),
+        }
+        return {name: round(at - base, 4) for name, at in points.items() if at is not None}
+
     @property
     def arguments_raw(self) -> str:
         if len(self.fragments) > 1:
@@ -144,6 +161,8 @@ class ToolCallBlock:
             out["result"] = self.result
         if self.reused:
             out["reused"] = True
+        if self.announced_at is not None and (self.timings or self.ended_at is not None):
+            out["timings"] = self.relative_timings()
         if self.provider_executed:
             out["provider_executed"] = True
             if isinstance(self.provider_result, dict):
