@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup run test test-all bench bench-tui typecheck lint clean
+.PHONY: setup run test test-all bench bench-tui bench-warming typecheck lint clean
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,9 @@ bench: setup
 
 bench-tui: setup
 	$(BIN)/python benchmarks/bench_tui.py
+
+bench-warming: setup
+	$(BIN)/python benchmarks/bench_warming.py
 
 typecheck: setup
 	$(BIN)/mypy
