@@ -16,16 +16,16 @@ from typing import Any
 import pytest
 
 from app.chat.providers import Endpoint
-from app.config import CommandToolConfig, Config, ProviderProfile
+from app.config import CommandToolConfig, Config
 from app.paths import data_dir
 from app.replay import Replayer
-from app.runtime import open_runtime
 from app.store.recording import RecordingWriter, read_recording
 from app.store.transcripts import Store
 from app.stream import block_record
 from app.tools.registry import Registry
 from tests import streamgen
 from tests.conftest import REAL, ROOT
+from tests.conversations import converse, demo_config
 from tests.faultserver import FaultServer, Reply
 
 _TIMES = ("announced_at", "ended_at", "timings")
@@ -36,18 +36,7 @@ def _shape(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def live(messages: list[str], config: Config, endpoint: Endpoint | None = None) -> tuple[str, Path]:
-    runtime = open_runtime(config=config, endpoint=endpoint)
-    session = runtime.session()
-
-    async def go() -> None:
-        try:
-            for message in messages:
-                await session.send(message)
-        finally:
-            await session.aclose()
-            runtime.close()
-
-    asyncio.run(go())
+    session = converse(messages, config, endpoint)
     return session.conversation, data_dir() / "recordings" / f"{session.conversation}.ndjson"
 
 
@@ -58,8 +47,7 @@ def replay(path: Path, speed: float, registry: Registry | None = None) -> Replay
 
 
 def demo(dialect: str) -> Config:
-    return Config(providers={"demo": ProviderProfile(name="demo", provider="demo", demo_speed=0.0,
-                                                     demo_dialect=dialect)}, default="demo")
+    return demo_config(dialect)
 
 
 @pytest.mark.parametrize("dialect", ["openai-chat", "anthropic", "openai-responses", "gemini"])

@@ -4,7 +4,6 @@ provider, and a database that survives SIGKILL at any moment."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import random
@@ -20,11 +19,9 @@ import pytest
 from pydantic import TypeAdapter
 
 from app.chat.providers import Endpoint
-from app.chat.session import ChatSession
-from app.config import Config, ProviderProfile
+from app.config import Config
 from app.conversation import Assistant, ToolResult
 from app.paths import data_dir
-from app.runtime import open_runtime
 from app.store.transcripts import Store, history_of
 from app.stream import ToolCallBlock, block_record
 from app.stream.dialects import REQUEST_BUILDERS
@@ -32,29 +29,8 @@ from app.tools.ledger import Ledger
 from app.tools.registry import Registry
 from tests import streamgen
 from tests.conftest import ROOT
+from tests.conversations import converse, demo_config
 from tests.faultserver import FaultServer, Reply
-
-
-def demo_config(dialect: str = "openai-chat", retries: int = 3) -> Config:
-    profile = ProviderProfile(name="demo", provider="demo", demo_speed=0.0, demo_dialect=dialect, retries=retries)
-    return Config(providers={"demo": profile}, default="demo")
-
-
-def converse(messages: list[str], config: Config | None = None, endpoint: Endpoint | None = None,
-             conversation: str | None = None) -> ChatSession:
-    runtime = open_runtime(config=config or demo_config(), endpoint=endpoint)
-    session = runtime.session(conversation)
-
-    async def go() -> None:
-        try:
-            for message in messages:
-                await session.send(message)
-        finally:
-            await session.aclose()
-            runtime.close()
-
-    asyncio.run(go())
-    return session
 
 
 def stored(conversation: str) -> Any:

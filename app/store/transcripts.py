@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import sqlite3
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -38,6 +36,7 @@ from ..chat.events import (
 )
 from ..chat.session import ChatSession, interruption_note
 from ..conversation import Assistant, CallRecord, Entry, ToolResult, User
+from ..dbfile import connect
 from ..stream import Block, ToolCallBlock, Turn, block_from_record, block_record
 from ..tools.dispatcher import UNKNOWN_OUTCOME
 
@@ -114,25 +113,12 @@ class Conversation:
         return max((i.turn for i in self.items if isinstance(i, StoredTurn)), default=-1) + 1
 
 
-def _private(path: Path) -> None:
-    for suffix in ("", "-wal", "-shm"):
-        candidate = Path(str(path) + suffix)
-        if candidate.exists():
-            os.chmod(candidate, 0o600)
-
-
 class Store:
     def __init__(self, path: Path) -> None:
         self.path = path
-        existed = path.exists()
-        self._db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-        self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db = connect(path)
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.executescript(_SCHEMA)
-        if not existed:
-            _private(path)
 
     def close(self) -> None:
         self._db.close()
@@ -154,7 +140,6 @@ class Store:
         now = time.time()
         self._db.execute("INSERT OR IGNORE INTO conversations VALUES (?, ?, ?, ?, ?, ?, ?)",
                          (conversation, title, now, now, provider, model, dialect))
-        _private(self.path)
 
     def _touch(self, conversation: str) -> None:
         self._db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (time.time(), conversation))

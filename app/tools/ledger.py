@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..dbfile import connect
+
 __all__ = ["Ledger", "Claim", "canonical_json", "idempotency_key"]
 
 _SCHEMA = """
@@ -106,17 +108,8 @@ def _alive(owner: str) -> bool:
 class Ledger:
     def __init__(self, path: Path) -> None:
         self.path = path
-        existed = path.exists()
-        self._db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-        self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")  # a claim survives power loss once committed
+        self._db = connect(path, synchronous="FULL")  # a claim survives power loss once committed
         self._db.executescript(_SCHEMA)
-        if not existed:
-            for suffix in ("", "-wal", "-shm"):
-                candidate = Path(str(path) + suffix)
-                if candidate.exists():
-                    os.chmod(candidate, 0o600)
 
     def close(self) -> None:
         self._db.close()

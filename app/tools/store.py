@@ -10,12 +10,13 @@ same key returns the ticket already made instead of making a second one.
 from __future__ import annotations
 
 import json
-import os
 import random
 import sqlite3
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
+
+from ..dbfile import connect
 
 __all__ = ["SupportStore"]
 
@@ -56,12 +57,7 @@ class SupportStore:
     def __init__(self, path: Path, today: date | None = None) -> None:
         self.path = path
         self.today = today or date(2026, 11, 30)
-        existed = path.exists()
-        self._db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-        if not existed:
-            os.chmod(path, 0o600)
-        self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db = connect(path)
         self._db.executescript(_SCHEMA)
         if self._db.execute("SELECT COUNT(*) FROM customers").fetchone()[0] == 0:
             self._seed()

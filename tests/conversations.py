@@ -1,0 +1,33 @@
+"""Run a conversation through the real runtime (store, ledger, recorder) for
+tests: the messages in order, then everything closed."""
+
+from __future__ import annotations
+
+import asyncio
+
+from app.chat.providers import Endpoint
+from app.chat.session import ChatSession
+from app.config import Config, ProviderProfile
+from app.runtime import open_runtime
+
+
+def demo_config(dialect: str = "openai-chat", retries: int = 3) -> Config:
+    profile = ProviderProfile(name="demo", provider="demo", demo_speed=0.0, demo_dialect=dialect, retries=retries)
+    return Config(providers={"demo": profile}, default="demo")
+
+
+def converse(messages: list[str], config: Config | None = None, endpoint: Endpoint | None = None,
+             conversation: str | None = None) -> ChatSession:
+    runtime = open_runtime(config=config or demo_config(), endpoint=endpoint)
+    session = runtime.session(conversation)
+
+    async def go() -> None:
+        try:
+            for message in messages:
+                await session.send(message)
+        finally:
+            await session.aclose()
+            runtime.close()
+
+    asyncio.run(go())
+    return session
