@@ -61,6 +61,11 @@ _DEFAULT_MODEL = {
 }
 
 
+#: The demo model never pauses longer than a second or two on its own, so its
+#: read timeout is short enough for ``/demo slow`` to show one firing.
+DEMO_READ_TIMEOUT = 15.0
+
+
 class ConfigError(ValueError):
     """The config file (or a command-line choice) cannot be used; says why."""
 
@@ -137,12 +142,14 @@ class Config:
                 known = ", ".join([*DIALECT_NAMES, *self.providers])
                 raise ConfigError(f"unknown provider {chosen!r} (known: {known})")
             profile = ProviderProfile(name=chosen, provider=chosen, model=_DEFAULT_MODEL[chosen])
+            if chosen == "demo":
+                profile.read_timeout = DEMO_READ_TIMEOUT
         elif self.default:
             if self.default not in self.providers:
                 raise ConfigError(f"{self.path}: default = {self.default!r} names no [providers.*] profile")
             return self.profile(self.default, None, model, base_url)
         else:
-            profile = ProviderProfile(name="demo")
+            profile = ProviderProfile(name="demo", read_timeout=DEMO_READ_TIMEOUT)
         if model:
             profile.model = model
         if base_url:
@@ -173,7 +180,8 @@ def _provider(name: str, table: Any, where: str) -> ProviderProfile:
     if "key_env" in table:
         profile.key_env = str(table["key_env"])
     profile.connect_timeout = _float(table, "connect_timeout", profile.connect_timeout, where)
-    profile.read_timeout = _float(table, "read_timeout", profile.read_timeout, where)
+    default_read = DEMO_READ_TIMEOUT if provider == "demo" else profile.read_timeout
+    profile.read_timeout = _float(table, "read_timeout", default_read, where)
     profile.deadline = _float(table, "deadline", profile.deadline, where)
     retries = table.get("retries", profile.retries)
     if not isinstance(retries, int) or isinstance(retries, bool) or not 0 <= retries <= 10:

@@ -7,8 +7,8 @@ results — order and ticket numbers are read out of the tool results, never
 made up. ``/demo NAME`` asks for one of the failure scenarios instead.
 
 Nothing here is random: the same conversation always gets the same reply,
-except that a scenario whose fault is transient (a cut-off, an overload, a
-stall) fails only on its first attempt, so a retry recovers.
+except that a scenario whose fault is transient (cutoff, error, slow,
+retry-after-dispatch) fails only on its first attempt, so a retry recovers.
 """
 
 from __future__ import annotations
@@ -37,8 +37,6 @@ SCENARIOS: dict[str, str] = {
     "parallel": "several read-only lookups in one turn",
 }
 
-#: Scenarios whose fault is transient: the first attempt fails, a retry works.
-TRANSIENT = frozenset({"cutoff", "error", "slow", "retry-after-dispatch"})
 
 _ORDER_ID = re.compile(r"\b[A-Z]-\d{4,6}\b")
 _TICKET_ID = re.compile(r"\bT-\d{3,8}\b")
