@@ -43,7 +43,8 @@ PROSE_WORDS = "The parcel left the hub on Tuesday and has not been scanned since
 
 
 def body_for(args_size: int, prose_size: int = 50_000, fragment: int = 16) -> bytes:
-    prose = (PROSE_WORDS * (prose_size // len(PROSE_WORDS) + 1))[:prose_size]
+    paragraph = PROSE_WORDS * 5 + "\n\n"  # models write paragraphs: about 550 characters each
+    prose = (paragraph * (prose_size // len(paragraph) + 1))[:prose_size]
     text = (PROSE_WORDS * (args_size // len(PROSE_WORDS) + 1))[:args_size]
     args = json.dumps({"order_id": "A-1042", "subject": "Late parcel", "body": text, "priority": "high"})
     pieces = [prose[i : i + 12] for i in range(0, len(prose), 12)]

@@ -72,6 +72,7 @@ class ToolCard(Vertical):
         self._details: Collapsible | None = None
         self._scheduled = False
         self._ready = False  # the card's own lines are mounted: details may follow them
+        self._seen_version = -1
         if finished and block.arguments_raw:
             # a stored call, shown whole: the same stable fields it showed live
             self.preview.feed(block.arguments_raw)
@@ -88,9 +89,20 @@ class ToolCard(Vertical):
     # -- fed by the chat screen ----------------------------------------------
 
     def feed(self, fragment: str) -> None:
-        """The next argument fragment (linear overall; redraw once per frame).
-        A card starts from nothing: it sees every fragment through here."""
-        if fragment and self.preview.feed(fragment) and not self._scheduled:
+        """The next argument fragment (redrawn at most once per frame). The
+        chat loop decodes a live call once and hands the card its decode
+        (``block.preview``); only a card without one decodes for itself."""
+        if not fragment:
+            return
+        shared = self.block.preview
+        if shared is not None:
+            if shared is not self.preview:
+                self.preview = shared
+            changed = shared.version != self._seen_version
+            self._seen_version = shared.version
+        else:
+            changed = self.preview.feed(fragment)
+        if changed and not self._scheduled:
             self._scheduled = True
             self.set_timer(1 / 30, self._redraw_fields)
 

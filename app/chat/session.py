@@ -157,9 +157,6 @@ class ChatSession:
         self.options = dict(options or {})
         #: A replay swaps in a dispatcher that reports recorded outcomes.
         self.dispatcher_class = dispatcher_class
-        #: Per forming call (attempt, block index): its stable fields so far,
-        #: until every required field is stable (then: the timing, and a warm-up).
-        self._forming: dict[tuple[int, int], FormingPreview] = {}
         self._warm_tasks: set[asyncio.Task[None]] = set()
         #: Speculative warming of read-only tools while their calls form.
         self.warming = True
@@ -409,30 +406,27 @@ class ChatSession:
                         self._emit(CallState(record.index, i, block.state))
 
     def _watch_forming(self, attempt: int, index: int, call: ToolCallBlock, fragment: str) -> None:
-        """Until a call's required fields are all stable: note the moment, and
-        let a read-only tool warm up on them (never dispatch: that waits for
-        the call's end, with the final arguments)."""
-        key = (attempt, index)
-        preview = self._forming.get(key)
+        """Decode the forming call once, for everyone: the card reads
+        ``call.preview``. The moment every required field is stable, note it,
+        and let a read-only tool warm up on those fields (never dispatch: that
+        waits for the call's end, with the final arguments)."""
+        if call.provider_executed:
+            return
+        preview = call.preview
         if preview is None:
-            if "required" in call.timings or call.provider_executed:
-                return
-            preview = self._forming[key] = FormingPreview()
+            preview = call.preview = FormingPreview()
         preview.feed(fragment)
+        if "required" in call.timings:
+            return
         tool = self.registry.get(call.name)
         if tool is None:
-            if call.name:  # an unknown tool: nothing to wait for (a name still arriving may yet match)
-                del self._forming[key]
             return
-        required = tool.parameters.get("required", [])
-        stable = preview.stable()
-        if not all((name,) in stable for name in required):
+        stable = preview.stable_top()
+        if not all(name in stable for name in tool.parameters.get("required", [])):
             return
-        del self._forming[key]
         call.timings["required"] = self.clock()
-        if self.warming and tool is not None and tool.read_only and tool.warm is not None:
-            partial = {path[0]: value for path, value in stable.items() if len(path) == 1}
-            task = asyncio.ensure_future(self._warm(tool.warm, partial))
+        if self.warming and tool.read_only and tool.warm is not None:
+            task = asyncio.ensure_future(self._warm(tool.warm, dict(stable)))
             self._warm_tasks.add(task)
             task.add_done_callback(self._warm_tasks.discard)
 

@@ -138,6 +138,9 @@ async def stream_once(
                         on_updates(updates)
                     if parser.finished:
                         break  # the stream said all it will; do not wait for the socket
+                    # a socket that always has data ready never yields on its own: let the
+                    # screen and the keyboard have the loop between two chunks
+                    await asyncio.sleep(0)
             except httpx.ReadTimeout:
                 cause, detail = "timeout", f"no data for {timeouts.read:g} s (the read timeout)"
             except (httpx.RemoteProtocolError, httpx.ReadError, httpx.NetworkError, httpx.DecodingError) as exc:

@@ -332,7 +332,8 @@ class TranscriptWriter:
                 self._put(event.turn, event.index - 1)
         elif isinstance(event, BlockGrew):
             now = time.monotonic()
-            if now - self._last_flush > 0.5:  # prose in progress, at most twice a second
+            if now - self._last_flush > 0.5 and self._is_prose(event.turn, event.index):
+                # prose in progress, at most twice a second; a call's buffer waits for the call to end
                 self._last_flush = now
                 self._put(event.turn, event.index)
         elif isinstance(event, CallState):
@@ -349,9 +350,19 @@ class TranscriptWriter:
         elif isinstance(event, ExchangeDone):
             self.store.finish_exchange(conv, event.status, event.message)
 
+    def _record(self, turn: int) -> Any:
+        turns = self.session.turns
+        if turns and turns[-1].index == turn:
+            return turns[-1]  # the turn in progress: the common case, no search
+        return next((t for t in turns if t.index == turn), None)
+
+    def _is_prose(self, turn: int, index: int) -> bool:
+        record = self._record(turn)
+        return record is not None and index < len(record.blocks) and record.blocks[index].type != "tool_call"
+
     def _put(self, turn: int, index: int) -> None:
         seq = self._seq.get(turn)
-        record = next((t for t in self.session.turns if t.index == turn), None)
+        record = self._record(turn)
         if seq is None or record is None or index >= len(record.blocks):
             return
         self.store.put_block(self.conversation, seq, index, record.blocks[index])

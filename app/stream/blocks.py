@@ -115,6 +115,9 @@ class ToolCallBlock:
     summary: str | None = None
     #: The idempotency key the dispatcher claimed for it (None if never dispatched).
     key: str | None = None
+    #: The live forming decode (a ``FormingPreview``), kept by the chat loop so
+    #: the card reads the same one instead of decoding the buffer a second time.
+    preview: Any = None
     #: Times of the call's life (the caller's clock): announced, required
     #: fields first parsed, ended, dispatched, finished.
     timings: dict[str, float] = field(default_factory=dict)

@@ -109,11 +109,14 @@ class FormingPreview:
     card can show "…" for a field it knows is coming.
     """
 
-    __slots__ = ("_scanner", "_values", "_open_strings", "_seen", "broken")
+    __slots__ = ("_scanner", "_values", "_top", "_open_strings", "_seen", "broken", "version")
 
     def __init__(self) -> None:
         self._scanner = JSONScanner()
         self._values: dict[Path, Any] = {}
+        self._top: dict[str, Any] = {}
+        #: Bumped whenever a value became stable (a reader redraws only then).
+        self.version = 0
         self._open_strings: dict[Path, list[str]] = {}
         self._seen: set[Path] = set()
         self.broken = False
@@ -129,10 +132,14 @@ class FormingPreview:
                 if piece.value:
                     parts.append(piece.value)
                 if piece.done:
-                    self._values[path] = "".join(self._open_strings.pop(path))
+                    value = self._values[path] = "".join(self._open_strings.pop(path))
+                    if len(path) == 1:
+                        self._top[path[0]] = value  # type: ignore[index]
                     changed = True
             elif kind in ("number", "bool", "null"):
                 self._values[path] = piece.value
+                if len(path) == 1:
+                    self._top[path[0]] = piece.value  # type: ignore[index]
                 self._seen.add(path)
                 changed = True
             elif kind in ("object", "array"):
@@ -141,6 +148,8 @@ class FormingPreview:
                 changed = True
         if self._scanner.error is not None:
             self.broken = True
+        if changed:
+            self.version += 1
         return changed
 
     def value(self, path: Path) -> Any:
@@ -148,6 +157,10 @@ class FormingPreview:
 
     def stable(self) -> dict[Path, Any]:
         return dict(self._values)
+
+    def stable_top(self) -> dict[str, Any]:
+        """Top-level fields whose values are stable (scalars; containers once closed are not listed)."""
+        return self._top
 
     def fields(self, display: DisplaySpec, limit: int = _MAX_SHOWN) -> list[tuple[str, str | None]]:
         """(label, text or None while forming) for allow-listed fields seen so far."""

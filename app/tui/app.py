@@ -7,6 +7,7 @@ their own endpoint.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable
 from typing import Any
 
@@ -50,6 +51,9 @@ class CallstreamApp(App[None]):
         return self.runtime.endpoint
 
     def on_mount(self) -> None:
+        # everything loaded so far lives as long as the app: keep the collector
+        # from walking it again and again in the middle of a stream
+        gc.freeze()
         self.push_screen(ChatScreen(self.session, self.welcome))
         if self._start_with_transcripts:
             self.action_open_transcripts()
