@@ -56,10 +56,10 @@ from .events import (
 )
 from .providers import Endpoint
 
-__all__ = ["ChatSession", "TurnRecord", "interruption_note"]
+__all__ = ["ChatSession", "TurnRecord", "interruption_note", "ANSWERED"]
 
 #: States whose result goes back to the model.
-_ANSWERED = frozenset({"ran", "failed", "unknown", "rejected"})
+ANSWERED = frozenset({"ran", "failed", "unknown", "rejected"})
 
 
 @dataclass(slots=True)
@@ -347,7 +347,7 @@ class ChatSession:
                 self._emit(CallState(record.index, record.blocks.index(call), call.state))
             if call.state == "not run":
                 unfinished.append(call.name or "a call")
-        answered = [c for c in calls if c.state in _ANSWERED]
+        answered = [c for c in calls if c.state in ANSWERED]
         records = [CallRecord(c.id or f"call_{record.index}_{i}", c.name, c.arguments or {})
                    for i, c in enumerate(answered)]
         note = None

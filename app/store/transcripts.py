@@ -34,7 +34,7 @@ from ..chat.events import (
     TurnDone,
     UserSent,
 )
-from ..chat.session import ChatSession, interruption_note
+from ..chat.session import ANSWERED, ChatSession, interruption_note
 from ..conversation import Assistant, CallRecord, Entry, ToolResult, User
 from ..dbfile import connect
 from ..stream import Block, ToolCallBlock, Turn, block_from_record, block_record
@@ -280,9 +280,6 @@ def _mark_killed(turn: StoredTurn) -> None:
             turn.note = f"Interrupted: {KILLED} during this turn."
 
 
-_ANSWERED = frozenset({"ran", "failed", "unknown", "rejected"})
-
-
 def history_of(conversation: Conversation) -> list[Entry]:
     """The provider-neutral history a stored conversation continues from:
     every answered call with its real result; unfinished calls absent; an
@@ -293,7 +290,7 @@ def history_of(conversation: Conversation) -> list[Entry]:
             history.append(User(item.text))
             continue
         text = "".join(b.text for b in item.blocks if b.type == "text")
-        answered = [b for b in item.blocks if isinstance(b, ToolCallBlock) and b.state in _ANSWERED
+        answered = [b for b in item.blocks if isinstance(b, ToolCallBlock) and b.state in ANSWERED
                     and not b.provider_executed]
         records = [CallRecord(c.id or f"call_{item.turn}_{i}", c.name, c.arguments or {})
                    for i, c in enumerate(answered)]
