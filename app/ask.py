@@ -21,7 +21,7 @@ from .config import ConfigError
 from .runtime import open_runtime
 from .stream import TERMINAL_STATES, ToolCallBlock
 from .stream.inert import inert
-from .stream.preview import format_value, visible_fields
+from .stream.preview import result_line, visible_fields
 from .tools.registry import Registry
 
 __all__ = ["run_ask", "call_line", "result_summary", "Printer"]
@@ -29,19 +29,9 @@ __all__ = ["run_ask", "call_line", "result_summary", "Printer"]
 
 def result_summary(registry: Registry, call: ToolCallBlock, limit: int = 100) -> str:
     """One line for a call's result, through the tool's result allow-list."""
-    text = call.result or ""
     tool = registry.get(call.name)
-    if call.state == "ran" and tool is not None and tool.result_display:
-        try:
-            value = json.loads(text)
-        except ValueError:
-            value = None
-        if value is not None:
-            shown = visible_fields(value, [(f.path, f.label) for f in tool.result_display], 60)
-            if shown:
-                line = " · ".join(f"{label}: {v}" for label, v in shown[:6])
-                return line if len(line) <= limit else line[: limit - 1] + "…"
-    return format_value(text, limit)
+    spec = [(f.path, f.label) for f in tool.result_display] if tool is not None and call.state == "ran" else []
+    return result_line(call.result or "", spec, limit)
 
 
 def call_line(registry: Registry, call: ToolCallBlock) -> str:

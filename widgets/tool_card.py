@@ -21,7 +21,7 @@ from textual.widgets import Collapsible, Static
 
 from app.stream import ToolCallBlock
 from app.stream.inert import inert
-from app.stream.preview import FormingPreview, format_value, visible_fields
+from app.stream.preview import FormingPreview, result_line, visible_fields
 
 __all__ = ["ToolCard", "BADGES"]
 
@@ -145,21 +145,13 @@ class ToolCard(Vertical):
         block = self.block
         state = block.state
         if state == "ran" and block.result is not None:
-            return Content("→ " + inert(self._summary(block.result)))
+            return Content("→ " + inert(result_line(block.result, self.result_spec, 300)))
         if state in ("failed", "unknown", "rejected", "not run"):
             text = block.summary or block.result or block.problem or ""
             return Content(inert(_plain_error(text)))
         if state == "preparing" and self.preview.broken:
             return Content("the arguments are not valid JSON so far")
         return Content("")
-
-    def _summary(self, result: str) -> str:
-        value = _json(result)
-        if value is not None and self.result_spec:
-            shown = visible_fields(value, self.result_spec, 60)
-            if shown:
-                return " · ".join(f"{label}: {text}" for label, text in shown[:6])
-        return format_value(result, 120)
 
     def _details_text(self) -> str:
         result = self.block.result or ""

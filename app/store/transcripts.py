@@ -334,7 +334,8 @@ class TranscriptWriter:
                 self._last_flush = now
                 self._put(event.turn, event.index)
         elif isinstance(event, CallState):
-            self._put(event.turn, event.index)
+            if event.state != "waiting":  # "waiting" reopens as "not run" either way: skip rewriting a big buffer
+                self._put(event.turn, event.index)
         elif isinstance(event, AttemptFailed):
             seq = self._seq.get(event.turn)
             if seq is not None:
@@ -442,7 +443,7 @@ def import_document(store: Store, document: Any) -> str:
 def markdown_of(conversation: Conversation, display: Any) -> str:
     """A readable export: prose as written, each call with its allow-listed
     fields and its state (``display(name)`` gives the allow-lists)."""
-    from ..stream.preview import format_value, visible_fields
+    from ..stream.preview import result_line, visible_fields
 
     lines = [f"# {conversation.title or 'Conversation'}", "",
              f"*{conversation.model} via {conversation.provider} · conversation {conversation.id}*", ""]
@@ -464,14 +465,8 @@ def markdown_of(conversation: Conversation, display: Any) -> str:
                 for label, value in visible_fields(block.arguments or {}, args_spec):
                     lines.append(f"  - {label}: {value}")
                 if block.result:
-                    shown = block.summary or block.result
-                    try:
-                        value = json.loads(shown)
-                        fields = visible_fields(value, result_spec) if result_spec else []
-                        shown = " · ".join(f"{k}: {v}" for k, v in fields) or format_value(shown, 300)
-                    except ValueError:
-                        shown = format_value(shown, 300)
-                    lines.append(f"  - → {shown}")
+                    spec = result_spec if block.state == "ran" else []
+                    lines.append(f"  - → {result_line(block.summary or block.result, spec, 300)}")
                 lines.append("")
         if item.note:
             lines += [f"> {item.note}", ""]

@@ -55,8 +55,7 @@ class Piece(NamedTuple):
 
 
 class JSONScanner:
-    __slots__ = ("_stack", "_state", "_pending", "_atom", "_key", "_high", "error", "pieces_seen", "too_deep",
-                 "top_keys")
+    __slots__ = ("_stack", "_state", "_pending", "_atom", "_key", "_high", "error", "top_keys")
 
     def __init__(self) -> None:
         # each container: [is_array, current key or index, has_member]
@@ -67,9 +66,6 @@ class JSONScanner:
         self._key: list[str] = []
         self._high = ""  # a high surrogate waiting for its low half
         self.error: str | None = None
-        self.pieces_seen = 0
-        #: Set once a piece was left unreported for being deeper than MAX_DEPTH.
-        self.too_deep = False
         #: Keys of the root object whose name has closed (their value may not have begun).
         self.top_keys: set[str] = set()
 
@@ -96,7 +92,6 @@ class JSONScanner:
             self._scan(text, out)
         except _Broken as exc:
             self.error = str(exc)
-        self.pieces_seen += len(out)
         return out
 
     # -- the machine --------------------------------------------------------------
@@ -151,7 +146,6 @@ class JSONScanner:
 
     def _put(self, out: list[Piece], kind: str, value: Any, done: bool) -> None:
         if len(self._stack) > MAX_DEPTH:
-            self.too_deep = True
             return
         out.append(Piece(tuple(frame[1] for frame in self._stack), kind, value, done))
 

@@ -14,12 +14,13 @@ about 11 ms at 100 KB, quadratic over a stream).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
 from .jsonscan import JSONScanner, Path
 
-__all__ = ["FormingPreview", "visible_fields", "format_value", "preview_from_text", "DisplaySpec"]
+__all__ = ["FormingPreview", "visible_fields", "format_value", "result_line", "DisplaySpec"]
 
 #: (dotted path, label) pairs; ``*`` in a path matches every array element.
 DisplaySpec = Sequence[tuple[str, str]]
@@ -100,6 +101,22 @@ def visible_fields(value: Any, display: DisplaySpec, limit: int = _MAX_SHOWN) ->
     return out
 
 
+def result_line(text: str, display: DisplaySpec, limit: int = 120) -> str:
+    """One line for a tool's result: its allow-listed fields where the tool
+    lists some and the result is JSON, else the text itself, shortened."""
+    if display:
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = None
+        if value is not None:
+            shown = visible_fields(value, display, 60)
+            if shown:
+                line = " · ".join(f"{label}: {text}" for label, text in shown[:6])
+                return line if len(line) <= limit else line[: limit - 1] + "…"
+    return format_value(text, limit)
+
+
 class FormingPreview:
     """Stable argument values of a call still streaming, by path.
 
@@ -152,12 +169,6 @@ class FormingPreview:
             self.version += 1
         return changed
 
-    def value(self, path: Path) -> Any:
-        return self._values.get(path)
-
-    def stable(self) -> dict[Path, Any]:
-        return dict(self._values)
-
     def stable_top(self) -> dict[str, Any]:
         """Top-level fields whose values are stable (scalars; containers once closed are not listed)."""
         return self._top
@@ -195,10 +206,4 @@ def _match(path: Path, parts: list[str]) -> bool:
 
 def _order(path: Path) -> tuple[Any, ...]:
     return tuple((0, s) if isinstance(s, int) else (1, s) for s in path)
-
-
-def preview_from_text(text: str) -> FormingPreview:
-    preview = FormingPreview()
-    preview.feed(text)
-    return preview
 

@@ -73,10 +73,6 @@ class SSEDecoder:
         """The last valid ``retry:`` value, in milliseconds."""
         return self._retry
 
-    @property
-    def last_event_id(self) -> str:
-        return self._last_id
-
     def feed(self, data: bytes) -> list[SSEEvent]:
         self.bytes_seen += len(data)
         text = self._decoder.decode(data)
