@@ -11,11 +11,11 @@ from .chat.providers import Endpoint, open_endpoint
 from .chat.session import ChatSession
 from .config import Config, ConfigError, ProviderProfile, load_config
 from .conversation import Assistant
+from .ledger import Ledger
 from .net.stream import Timeouts
 from .paths import data_dir
 from .store.recording import RecordingWriter
 from .store.transcripts import Conversation, Store, StoredTurn, TranscriptWriter, history_of
-from .tools.ledger import Ledger
 from .tools.registry import Registry
 
 __all__ = ["Runtime", "open_runtime"]

@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from app.ledger import Ledger
 from app.tools.base import Tool, ToolContext
 from app.tools.dispatcher import CallUpdate, Dispatcher
-from app.tools.ledger import Ledger
 from app.tools.registry import Registry
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app.ask import run_ask
+from app.cli.ask import run_ask
 from tests.conftest import ROOT
 
 DIALECTS = ["openai-chat", "openai-responses", "anthropic", "gemini"]

@@ -24,9 +24,9 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from app.chat.providers import Endpoint
 from app.chat.session import ChatSession
+from app.ledger import Ledger, idempotency_key
 from app.stream import TERMINAL_STATES, ToolCallBlock
 from app.tools.base import Tool, ToolContext, ToolError
-from app.tools.ledger import Ledger, idempotency_key
 from app.tools.registry import Registry
 from tests import streamgen
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from app.ledger import Ledger, canonical_json, idempotency_key
 from app.tools.base import Tool, ToolContext, ToolError
 from app.tools.dispatcher import CallUpdate, Dispatcher
-from app.tools.ledger import Ledger, canonical_json, idempotency_key
 from app.tools.registry import Registry
 from tests.conftest import ROOT
 

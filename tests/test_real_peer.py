@@ -52,8 +52,8 @@ def peer() -> Iterator[str]:
 
 
 def test_ask_against_a_real_llama_cpp_server(peer: str, home: Path) -> None:
-    from app.ask import run_ask
     from app.chat.events import BlockGrew
+    from app.cli.ask import run_ask
 
     effect = home / "notes.txt"
     tool = home / "record_note.py"

@@ -16,10 +16,10 @@ from app.chat.providers import Endpoint
 from app.chat.session import ChatSession
 from app.config import CommandToolConfig
 from app.conversation import Assistant, ToolResult, User
+from app.ledger import Ledger
 from app.net.stream import Timeouts
 from app.tools.base import Tool, ToolContext
 from app.tools.command import command_tool
-from app.tools.ledger import Ledger
 from app.tools.registry import Registry
 from tests import streamgen
 from tests.faultserver import FaultServer, Reply

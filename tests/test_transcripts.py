@@ -21,11 +21,11 @@ from pydantic import TypeAdapter
 from app.chat.providers import Endpoint
 from app.config import Config
 from app.conversation import Assistant, ToolResult
+from app.ledger import Ledger
 from app.paths import data_dir
 from app.store.transcripts import Store, history_of
 from app.stream import ToolCallBlock, block_record
 from app.stream.dialects import REQUEST_BUILDERS
-from app.tools.ledger import Ledger
 from app.tools.registry import Registry
 from tests import streamgen
 from tests.conftest import ROOT

@@ -11,8 +11,8 @@ from typing import Any
 
 from app.chat.providers import Endpoint
 from app.chat.session import ChatSession
+from app.ledger import Ledger
 from app.tools.base import Tool, ToolContext
-from app.tools.ledger import Ledger
 from app.tools.registry import Registry
 from tests import streamgen
 from tests.faultserver import FaultServer, Reply
@@ -106,7 +106,7 @@ def test_a_failing_warm_up_costs_nothing_but_itself(tmp_path: Path) -> None:
 def test_ask_json_carries_each_calls_timings(home: Path) -> None:
     import io
 
-    from app.ask import run_ask
+    from app.cli.ask import run_ask
 
     (home / "config.toml").write_text('[providers.demo]\nprovider = "demo"\nspeed = 0\n')
     out = io.StringIO()

@@ -25,6 +25,7 @@ from typing import Any
 import httpx
 
 from ..conversation import Assistant, CallRecord, Entry, ToolResult, User
+from ..ledger import Ledger
 from ..net.stream import CancelledWithTurn, Recorder, RequestFailed, Timeouts, stream_once
 from ..stream import (
     Block,
@@ -41,7 +42,6 @@ from ..stream.dialects import REQUEST_BUILDERS
 from ..stream.preview import FormingPreview
 from ..tools.dispatcher import CallUpdate, Dispatcher
 from ..tools.finalise import NotRun, Rejected, Valid, finalise
-from ..tools.ledger import Ledger
 from ..tools.registry import Registry
 from .events import (
     AttemptFailed,

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..ledger import Claim, Ledger, canonical_json, idempotency_key
 from .base import ToolContext, ToolError
-from .ledger import Claim, Ledger, canonical_json, idempotency_key
 from .registry import Registry
 
 __all__ = ["CallUpdate", "Dispatcher", "UNKNOWN_OUTCOME"]

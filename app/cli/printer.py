@@ -1,4 +1,4 @@
-"""``callstream ask``: the whole loop without the TUI.
+"""How ``ask`` and ``replay --headless`` print a conversation as it happens.
 
 Prose is printed as it streams; each call gets one line once it reaches a
 terminal state (tool, state, its allow-listed fields, a one-line result);
@@ -8,23 +8,18 @@ that came from the model or a tool is made inert first.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import json
-import signal
-import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from .chat.events import AttemptFailed, BlockGrew, BlockOpened, CallState, ChatEvent, TurnDone
-from .chat.session import ChatSession
-from .config import ConfigError
-from .runtime import open_runtime
-from .stream import TERMINAL_STATES, ToolCallBlock
-from .stream.inert import inert
-from .stream.preview import result_line, visible_fields
-from .tools.registry import Registry
+from ..chat.events import AttemptFailed, BlockGrew, BlockOpened, CallState, ChatEvent, TurnDone
+from ..stream import TERMINAL_STATES, ToolCallBlock
+from ..stream.inert import inert
+from ..stream.preview import result_line, visible_fields
 
-__all__ = ["run_ask", "call_line", "result_summary", "Printer"]
+if TYPE_CHECKING:
+    from ..chat.session import ChatSession
+    from ..tools.registry import Registry
+
+__all__ = ["call_line", "result_summary", "Printer"]
 
 
 def result_summary(registry: Registry, call: ToolCallBlock, limit: int = 100) -> str:
@@ -90,51 +85,3 @@ class Printer:
     def _newline(self) -> None:
         if not self.at_line_start:
             self._write("\n")
-
-
-async def _ask(prompt: str, provider: str | None, model: str | None, base_url: str | None,
-               conversation: str | None, as_json: bool, no_tools: bool, out: TextIO, err: TextIO) -> int:
-    runtime = open_runtime(provider, model, base_url)
-    try:
-        session = runtime.session(conversation, offer_tools=not no_tools)
-    except ConfigError:
-        runtime.close()
-        raise
-    endpoint = runtime.endpoint
-    if not as_json:
-        session.listeners.append(Printer(session, out, err))
-    loop = asyncio.get_running_loop()
-    with contextlib.suppress(NotImplementedError, RuntimeError):
-        loop.add_signal_handler(signal.SIGINT, session.cancel)
-    try:
-        done = await session.send(prompt)
-    finally:
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.remove_signal_handler(signal.SIGINT)
-        await session.aclose()
-        runtime.close()
-    if as_json:
-        document: dict[str, Any] = {"conversation": session.conversation, "provider": endpoint.label,
-                                    "status": done.status, "turns": [t.to_dict() for t in session.turns]}
-        if done.message:
-            document["message"] = done.message
-        json.dump(document, out, ensure_ascii=False, indent=2)
-        out.write("\n")
-    elif done.message:
-        print(inert(f"  ! {done.message}"), file=err)
-    return 0 if done.status == "done" else 1
-
-
-def run_ask(prompt: str, provider: str | None = None, model: str | None = None, base_url: str | None = None,
-            conversation: str | None = None, as_json: bool = False, no_tools: bool = False,
-            out: TextIO | None = None, err: TextIO | None = None) -> int:
-    out = out or sys.stdout
-    err = err or sys.stderr
-    if not prompt.strip():
-        print("callstream: ask needs a prompt", file=err)
-        return 2
-    try:
-        return asyncio.run(_ask(prompt, provider, model, base_url, conversation, as_json, no_tools, out, err))
-    except ConfigError as exc:
-        print(f"callstream: {inert(str(exc))}", file=err)
-        return 2

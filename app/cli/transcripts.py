@@ -2,27 +2,46 @@
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .config import ConfigError, load_config
-from .paths import data_dir
-from .store.transcripts import ImportError_, Store, export_document, import_document, markdown_of
-from .stream.inert import inert
-from .tools.registry import Registry
+from ..stream.inert import inert
+from .common import fail
 
-__all__ = ["transcripts_cmd", "export_cmd", "import_cmd"]
+if TYPE_CHECKING:
+    from ..store.transcripts import Store
+
+__all__ = ["register", "run", "transcripts_cmd", "export_cmd", "import_cmd"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    transcripts = sub.add_parser("transcripts", help="list saved conversations",
+                                 description="List saved conversations: id, date, model, turns, title.")
+    transcripts.add_argument("--json", action="store_true", help="print them as a JSON array")
+    export = sub.add_parser("export", help="write a saved conversation out (JSON or Markdown) to stdout")
+    export.add_argument("id", help="conversation id, or a unique prefix of it")
+    export.add_argument("--format", choices=["json", "markdown"], default="json")
+    import_ = sub.add_parser("import", help="read an exported JSON transcript back into the store")
+    import_.add_argument("file")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.command == "transcripts":
+        return transcripts_cmd(args.json)
+    if args.command == "export":
+        return export_cmd(args.id, args.format)
+    return import_cmd(args.file)
 
 
 def _store() -> Store:
+    from ..paths import data_dir
+    from ..store.transcripts import Store
+
     return Store(data_dir() / "callstream.db")
-
-
-def _fail(message: str) -> int:
-    print(f"callstream: {inert(message)}", file=sys.stderr)
-    return 2
 
 
 def transcripts_cmd(as_json: bool) -> int:
@@ -44,11 +63,16 @@ def transcripts_cmd(as_json: bool) -> int:
 
 
 def export_cmd(conversation: str, form: str) -> int:
+    from ..config import ConfigError, load_config
+    from ..paths import data_dir
+    from ..store.transcripts import export_document, markdown_of
+    from ..tools.registry import Registry
+
     store = _store()
     stored = store.load(conversation)
     store.close()
     if stored is None:
-        return _fail(f"no stored conversation {conversation!r} (callstream transcripts lists them)")
+        return fail(f"no stored conversation {conversation!r} (callstream transcripts lists them)")
     if form == "json":
         json.dump(export_document(stored), sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
@@ -70,17 +94,19 @@ def export_cmd(conversation: str, form: str) -> int:
 
 
 def import_cmd(file: str) -> int:
+    from ..store.transcripts import ImportError_, import_document
+
     try:
         document = json.loads(Path(file).read_text(encoding="utf-8"))
     except OSError as exc:
-        return _fail(f"cannot read {file}: {exc.strerror or exc}")
+        return fail(f"cannot read {file}: {exc.strerror or exc}")
     except ValueError as exc:
-        return _fail(f"{file} is not JSON: {exc}")
+        return fail(f"{file} is not JSON: {exc}")
     store = _store()
     try:
         conversation = import_document(store, document)
     except ImportError_ as exc:
-        return _fail(f"{file}: {exc}")
+        return fail(f"{file}: {exc}")
     finally:
         store.close()
     print(f"imported conversation {conversation}")

@@ -2,21 +2,32 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import math
 import sys
 from pathlib import Path
 
-from .ask import Printer
-from .config import ConfigError, load_config
-from .paths import data_dir
-from .replay import Replayer
-from .store.recording import RecordingError, read_recording
-from .stream.inert import inert
-from .tools.registry import Registry
+from ..stream.inert import inert
 
-__all__ = ["replay_cmd", "parse_speed"]
+__all__ = ["register", "run", "replay_cmd", "parse_speed"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    replay = sub.add_parser(
+        "replay", help="replay a recording (or a raw .sse capture) through the live pipeline; runs nothing",
+        description="Feed a recorded stream through the same pipeline as a live one, at the recorded timing "
+        "divided by --speed. Recorded tool results are shown; nothing is run.")
+    replay.add_argument("file")
+    replay.add_argument("--speed", default="1", help="0.25 … 64, or instant (default 1)")
+    replay.add_argument("--idle-limit", type=float, default=None, help="cap any silence at this many seconds")
+    replay.add_argument("--headless", action="store_true", help="print what ask would print instead of the TUI")
+    replay.add_argument("--json", action="store_true", help="print the same document as ask --json")
+
+
+def run(args: argparse.Namespace) -> int:
+    return replay_cmd(args.file, args.speed, args.idle_limit, args.headless, args.json)
 
 
 def parse_speed(text: str) -> float:
@@ -29,6 +40,13 @@ def parse_speed(text: str) -> float:
 
 
 def replay_cmd(file: str, speed: str, idle_limit: float | None, headless: bool, as_json: bool) -> int:
+    from ..config import ConfigError, load_config
+    from ..paths import data_dir
+    from ..replay import Replayer
+    from ..store.recording import RecordingError, read_recording
+    from ..tools.registry import Registry
+    from .printer import Printer
+
     try:
         factor = parse_speed(speed)
     except ValueError:
@@ -45,7 +63,7 @@ def replay_cmd(file: str, speed: str, idle_limit: float | None, headless: bool, 
         config = None
     display = Registry.default(data_dir(), config)
     if not headless and not as_json:
-        from .tui.replay_app import ReplayApp
+        from ..tui.replay_app import ReplayApp
 
         ReplayApp(recording, factor, idle_limit, display).run()
         return 0

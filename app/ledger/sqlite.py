@@ -1,7 +1,6 @@
-"""The idempotency ledger (DESIGN.md step 7; reliability.md §3).
+"""The sqlite idempotency ledger, the embedded default (DESIGN.md step 7; reliability.md §3).
 
-A call's key is a sha256 over canonical JSON of ``[conversation, turn index,
-tool, arguments, occurrence]``. The key is *claimed* — committed with
+A call's key (``keys.idempotency_key``) is *claimed* — committed with
 ``synchronous=FULL`` — before the tool starts, and the result is recorded
 when it ends. A key already claimed is never run again: a recorded result is
 returned as it is; a claim without a result (the process died mid-run) is
@@ -12,20 +11,18 @@ process is alive.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import math
 import os
 import socket
 import sqlite3
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..dbfile import connect
+from .claim import Claim
+from .keys import canonical_json
 
-__all__ = ["Ledger", "Claim", "canonical_json", "idempotency_key"]
+__all__ = ["Ledger"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS ledger (
@@ -43,49 +40,6 @@ CREATE TABLE IF NOT EXISTS ledger (
     owner TEXT NOT NULL              -- host:pid of the claiming process
 );
 """
-
-
-def _number(value: float) -> int | float:
-    if math.isfinite(value) and value == int(value) and abs(value) < 2**53:
-        return int(value)  # 1.0 and 1, -0.0 and 0 are one number
-    return value
-
-
-def _canon(value: Any) -> Any:
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return value
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return _number(value)
-    if isinstance(value, dict):
-        # RFC 8785 orders keys by UTF-16 code units
-        return {k: _canon(value[k]) for k in sorted(value, key=lambda k: k.encode("utf-16-be"))}
-    if isinstance(value, list | tuple):
-        return [_canon(v) for v in value]
-    raise TypeError(f"not JSON: {type(value).__name__}")
-
-
-def canonical_json(value: Any) -> str:
-    """RFC 8785-style: sorted keys, no whitespace, integral floats as ints,
-    strings as they are (no Unicode normalisation), arrays in order."""
-    return json.dumps(_canon(value), ensure_ascii=False, separators=(",", ":"), sort_keys=False, allow_nan=False)
-
-
-def idempotency_key(conversation: str, turn: int, tool: str, arguments: dict[str, Any], occurrence: int) -> str:
-    return hashlib.sha256(canonical_json([conversation, turn, tool, arguments, occurrence]).encode()).hexdigest()
-
-
-@dataclass(slots=True)
-class Claim:
-    """What claiming a key found. ``state``: ``claimed`` (ours: run it),
-    ``ran`` / ``failed`` (already recorded: ``result`` is the stored one),
-    ``unknown`` (claimed before, no result: never re-run)."""
-
-    key: str
-    state: str
-    result: str | None = None
-    is_error: bool = False
 
 
 def _owner() -> str:

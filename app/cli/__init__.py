@@ -1,0 +1,72 @@
+"""The ``callstream`` command line: one module per command.
+
+Each command module has ``register(subparsers)`` and ``run(args) -> int`` and is
+a thin shell over a library function, so the same thing can be tested without a
+process. Command modules are imported lazily where they pull in heavy parts
+(the TUI, the demo server), so ``--help`` and quick commands start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from .. import __version__
+
+__all__ = ["main", "COMMANDS"]
+
+# command name → module under app/cli that registers and runs it
+COMMANDS: dict[str, str] = {
+    "inspect": "inspect",
+    "chat": "chat",
+    "open": "chat",
+    "ask": "ask",
+    "ledger": "ledger",
+    "transcripts": "transcripts",
+    "export": "transcripts",
+    "import": "transcripts",
+    "replay": "replay",
+    "audit": "audit",
+    "serve-demo": "serve_demo",
+}
+
+
+def _module(name: str):  # type: ignore[no-untyped-def]
+    return importlib.import_module(f"{__name__}.{name}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="callstream",
+        description="A terminal chat client for LLMs whose speciality is the streamed tool call.",
+    )
+    parser.add_argument("--version", action="version", version=f"callstream {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in dict.fromkeys(COMMANDS.values()):
+        _module(module).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run a command; a closed pipe (``| head``) or Ctrl-C ends it quietly."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        return 130
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    command = args.command or "chat"
+    if command not in COMMANDS:
+        parser.print_help()
+        return 0
+    return int(_module(COMMANDS[command]).run(args))

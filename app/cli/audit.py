@@ -1,0 +1,69 @@
+"""``callstream audit FILE…``: what dispatching on partial arguments would have run, per call."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..stream.inert import inert
+from .common import fail
+
+__all__ = ["register", "run"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    audit = sub.add_parser(
+        "audit", help="what dispatching on partial arguments would have run, per call, by class",
+        description="For every call in recordings or raw .sse captures: the first moment a tolerant decode had all "
+        "required fields, what an eager dispatcher would have run then, and how it differs from the final call.")
+    audit.add_argument("files", nargs="+", metavar="FILE")
+    audit.add_argument("--json", action="store_true", help="per-call rows and a summary, as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    return _audit(args.files, args.json)
+
+
+def _audit(files: list[str], as_json: bool) -> int:
+    from ..audit import CLASSES, audit_files, summarise
+    from ..config import ConfigError, load_config
+    from ..paths import data_dir
+    from ..store.recording import RecordingError
+    from ..tools.registry import Registry
+
+    try:
+        config = load_config()
+    except ConfigError:
+        config = None
+    registry = Registry.default(data_dir(), config)
+
+    def display(name: str) -> list[tuple[str, str]]:
+        tool = registry.get(name)
+        return [(f.path, f.label) for f in tool.display] if tool else []
+
+    try:
+        audits = audit_files([Path(f) for f in files], display)
+    except RecordingError as exc:
+        return fail(str(exc))
+    summary = summarise(audits)
+    if as_json:
+        json.dump({"calls": [a.row() for a in audits], "summary": summary}, sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    print(f"{summary['calls']} call{'s' if summary['calls'] != 1 else ''} whose required fields parsed before "
+          "the call ended, by what an eager dispatch would have run:")
+    for klass in CLASSES:
+        print(f"  {summary['counts'][klass]:>5}  {klass}")
+        for example in summary["examples"].get(klass, []):
+            print(f"         e.g. {inert(example)}")
+    gap = summary["gap"]
+    if gap.get("calls_timed"):
+        print(f"time from the first moment to the call's end: median {gap['median_seconds'] * 1000:.0f} ms, "
+              f"p90 {gap['p90_seconds'] * 1000:.0f} ms ({gap['calls_timed']} timed calls)")
+    else:
+        print("no timing: raw captures are read at an even pace")
+    return 0
+
+

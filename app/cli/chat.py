@@ -1,0 +1,43 @@
+"""``callstream chat`` (the default) and ``callstream open [ID]``: the TUI."""
+
+from __future__ import annotations
+
+import argparse
+
+from .common import fail, provider_options
+
+__all__ = ["register", "run"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    chat = sub.add_parser(
+        "chat",
+        help="open the chat TUI (the default command)",
+        description="Open the chat TUI on a provider: the config's default, else the embedded demo model.",
+    )
+    provider_options(chat)
+    open_ = sub.add_parser("open", help="reopen a saved conversation in the TUI (no ID: pick from the list)",
+                           description="Reopen a saved conversation as it was shown, and continue it.")
+    open_.add_argument("id", nargs="?", help="conversation id, or a unique prefix of it")
+    provider_options(open_)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.command == "open":
+        return _chat(args.provider, args.model, args.base_url, conversation=args.id, transcripts=args.id is None)
+    return _chat(getattr(args, "provider", None), getattr(args, "model", None), getattr(args, "base_url", None))
+
+
+def _chat(provider: str | None, model: str | None, base_url: str | None, conversation: str | None = None,
+          transcripts: bool = False) -> int:
+    from ..config import ConfigError
+    from ..tui.app import make_app
+
+    try:
+        app = make_app(provider, model, base_url, conversation=conversation, transcripts=transcripts)
+    except ConfigError as exc:
+        return fail(str(exc))
+    app.run()
+    return 0
+
+

@@ -1,0 +1,63 @@
+"""``callstream ledger``: every call the idempotency ledger claimed, and what became of it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..stream.inert import inert
+from .common import fail
+
+__all__ = ["register", "run"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    ledger = sub.add_parser(
+        "ledger",
+        help="list the idempotency ledger: every call claimed, and what became of it",
+        description="List the idempotency ledger's entries (key, conversation, turn, tool, state, times).",
+    )
+    ledger.add_argument("--conversation", help="only this conversation's entries")
+    ledger.add_argument("--json", action="store_true", help="print the entries as a JSON array")
+
+
+def run(args: argparse.Namespace) -> int:
+    return _ledger(args.conversation, args.json)
+
+
+def _ledger(conversation: str | None, as_json: bool) -> int:
+    import datetime
+    import sqlite3
+
+    from ..ledger import Ledger
+    from ..paths import data_dir
+
+    path = data_dir() / "callstream.db"
+    try:
+        ledger = Ledger(path)
+        entries = ledger.entries(conversation)
+        ledger.close()
+    except sqlite3.Error as exc:
+        return fail(f"cannot read the ledger {path}: {exc}")
+    if as_json:
+        json.dump([{k: e[k] for k in ("key", "conversation", "turn", "tool", "occurrence", "state", "is_error",
+                                      "claimed_at", "finished_at")} for e in entries], sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    if not entries:
+        print(f"the ledger is empty ({path})")
+        return 0
+
+    def when(stamp: float | None) -> str:
+        if stamp is None:
+            return "—"
+        return datetime.datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M:%S")
+
+    print(f"{'key':14} {'conversation':14} {'turn':>4} {'tool':18} {'state':9} {'claimed':19}  finished")
+    for e in entries:
+        print(f"{e['key'][:12]}… {inert(e['conversation'][:12]):14} {e['turn']:>4} {inert(e['tool'][:18]):18} "
+              f"{e['state']:9} {when(e['claimed_at']):19}  {when(e['finished_at'])}")
+    return 0
+
+

@@ -1,0 +1,45 @@
+"""Idempotency keys: one definition of "the same call" (DESIGN.md step 7).
+
+A key is a sha256 over RFC 8785-style canonical JSON of ``[conversation, turn
+index, tool, arguments, occurrence]``; every ledger back-end uses these.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from typing import Any
+
+__all__ = ["canonical_json", "idempotency_key"]
+
+
+def _number(value: float) -> int | float:
+    if math.isfinite(value) and value == int(value) and abs(value) < 2**53:
+        return int(value)  # 1.0 and 1, -0.0 and 0 are one number
+    return value
+
+
+def _canon(value: Any) -> Any:
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return _number(value)
+    if isinstance(value, dict):
+        # RFC 8785 orders keys by UTF-16 code units
+        return {k: _canon(value[k]) for k in sorted(value, key=lambda k: k.encode("utf-16-be"))}
+    if isinstance(value, list | tuple):
+        return [_canon(v) for v in value]
+    raise TypeError(f"not JSON: {type(value).__name__}")
+
+
+def canonical_json(value: Any) -> str:
+    """RFC 8785-style: sorted keys, no whitespace, integral floats as ints,
+    strings as they are (no Unicode normalisation), arrays in order."""
+    return json.dumps(_canon(value), ensure_ascii=False, separators=(",", ":"), sort_keys=False, allow_nan=False)
+
+
+def idempotency_key(conversation: str, turn: int, tool: str, arguments: dict[str, Any], occurrence: int) -> str:
+    return hashlib.sha256(canonical_json([conversation, turn, tool, arguments, occurrence]).encode()).hexdigest()
