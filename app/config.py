@@ -12,6 +12,10 @@ Example::
     read_timeout = 300
     options = { temperature = 0 }   # extra request fields
 
+    ledger = "postgresql://callstream@db.example/callstream"   # optional: a shared ledger
+    team = "support"                # optional: the namespace shared conversations' keys live in
+    ledger_lease = 30               # seconds a claim holds without renewal (PostgreSQL)
+
     [tools.append_note]
     command = ["python3", "notes.py"]
     description = "Append a note to the team log"
@@ -21,8 +25,10 @@ Example::
     parameters = { type = "object", properties = { text = { type = "string" } }, required = ["text"] }
 
 Keys never live here: a profile names the environment variable that holds
-one. A config that cannot be read is a ``ConfigError`` with the file and the
-reason, shown to the user as one line (exit 2), never a traceback.
+one; the ledger's password comes from the environment too (``PGPASSWORD`` or
+``~/.pgpass``, read by libpq), never from this file. A config that cannot
+be read is a ``ConfigError`` with the file and the reason, shown to the
+user as one line (exit 2), never a traceback.
 """
 
 from __future__ import annotations
@@ -34,7 +40,8 @@ from typing import Any
 
 from .paths import config_path
 
-__all__ = ["Config", "ConfigError", "ProviderProfile", "CommandToolConfig", "load_config", "DIALECT_NAMES"]
+__all__ = ["Config", "ConfigError", "url_has_password", "ProviderProfile", "CommandToolConfig", "load_config",
+           "DIALECT_NAMES"]
 
 DIALECT_NAMES = ("openai-chat", "openai-responses", "anthropic", "gemini", "demo")
 
@@ -127,6 +134,13 @@ class Config:
     record: bool = True
     providers: dict[str, ProviderProfile] = field(default_factory=dict)
     tools: dict[str, CommandToolConfig] = field(default_factory=dict)
+    #: A shared ledger's URL (``postgresql://…``, no password); None: the embedded sqlite one.
+    ledger: str | None = None
+    #: The shared conversation namespace: every client with the same team derives
+    #: the same keys for the same conversation (``keys.conversation_scope``).
+    team: str | None = None
+    #: How long a claim holds without being renewed (PostgreSQL ledgers).
+    ledger_lease: float = 30.0
 
     def profile(self, name: str | None = None, provider: str | None = None, model: str | None = None,
                 base_url: str | None = None) -> ProviderProfile:
@@ -242,6 +256,37 @@ def _tool(name: str, table: Any, where: str) -> CommandToolConfig:
     )
 
 
+def _ledger_settings(config: Config, data: dict[str, Any], where: str) -> None:
+    ledger = data.get("ledger")
+    if ledger is not None:
+        if not isinstance(ledger, str) or not ledger.startswith(("postgresql://", "postgres://")):
+            raise ConfigError(f"{where}: ledger must be a postgresql:// URL (leave it out for the embedded sqlite "
+                              "ledger)")
+        if url_has_password(ledger):
+            raise ConfigError(f"{where}: ledger: passwords do not go in the config file; set PGPASSWORD (or use "
+                              "~/.pgpass) in the environment")
+        config.ledger = ledger
+    team = data.get("team")
+    if team is not None:
+        if not isinstance(team, str) or not team.strip():
+            raise ConfigError(f"{where}: team must be a non-empty name")
+        config.team = team
+    lease = data.get("ledger_lease", config.ledger_lease)
+    if isinstance(lease, bool) or not isinstance(lease, int | float) or not 1 <= lease <= 86400:
+        raise ConfigError(f"{where}: ledger_lease must be a number of seconds from 1 to 86400")
+    config.ledger_lease = float(lease)
+
+
+def url_has_password(url: str) -> bool:
+    """True if a connection URL carries a password (``user:secret@``)."""
+    from urllib.parse import urlsplit
+
+    try:
+        return urlsplit(url).password is not None
+    except ValueError:
+        return False
+
+
 def load_config(path: Path | None = None) -> Config:
     """Read the config file; a missing file is an empty config."""
     path = path or config_path()
@@ -262,6 +307,7 @@ def load_config(path: Path | None = None) -> Config:
     if not isinstance(record, bool):
         raise ConfigError(f"{path}: record must be true or false")
     config.record = record
+    _ledger_settings(config, data, str(path))
     providers = data.get("providers", {})
     tools = data.get("tools", {})
     if not isinstance(providers, dict) or not isinstance(tools, dict):

@@ -269,7 +269,8 @@ class Replayer:
             str(header.get("conversation", "replay")), retries=0 if recording.raw else int(header.get("retries", 3)),
             max_rounds=1 if recording.raw else int(header.get("max_rounds", 8)), backoff=0.0, first_turn=first_turn,
             http=httpx.AsyncClient(transport=_Transport(self)),
-            dispatcher_class=functools.partial(ReplayDispatcher, recorded=recorded))
+            dispatcher_class=functools.partial(ReplayDispatcher, recorded=recorded),
+            team=header.get("team") if isinstance(header.get("team"), str) else None)
         self.session.timeouts.read = 24 * 3600.0  # pauses are the viewer's, not the network's
         self.session.timeouts.deadline = 24 * 3600.0
 

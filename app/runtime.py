@@ -11,7 +11,7 @@ from .chat.providers import Endpoint, open_endpoint
 from .chat.session import ChatSession
 from .config import Config, ConfigError, ProviderProfile, load_config
 from .conversation import Assistant
-from .ledger import Ledger
+from .ledger import Ledger, open_ledger
 from .net.stream import Timeouts
 from .paths import data_dir
 from .store.recording import RecordingWriter
@@ -43,7 +43,8 @@ class Runtime:
             self.endpoint, self.registry, self.ledger, stored.id if stored else uuid.uuid4().hex, history,
             retries=self.profile.retries, max_rounds=self.profile.max_rounds, offer_tools=offer_tools,
             options=self.profile.options, first_turn=stored.next_turn if stored else None,
-            timeouts=Timeouts(self.profile.connect_timeout, self.profile.read_timeout, self.profile.deadline))
+            timeouts=Timeouts(self.profile.connect_timeout, self.profile.read_timeout, self.profile.deadline),
+            team=self.config.team)
         if stored and stored.items and isinstance(stored.items[-1], StoredTurn):
             last = stored.items[-1]
             if last.outcome != "complete":
@@ -55,7 +56,7 @@ class Runtime:
         if self.config.record:
             path = data_dir() / "recordings" / f"{session.conversation}.ndjson"
             session.recorder = RecordingWriter(path, {
-                "conversation": session.conversation, "dialect": self.endpoint.dialect,
+                "conversation": session.conversation, "team": self.config.team, "dialect": self.endpoint.dialect,
                 "provider": self.profile.provider, "model": self.endpoint.model,
                 "retries": self.profile.retries, "max_rounds": self.profile.max_rounds})
         return session
@@ -73,4 +74,5 @@ def open_runtime(provider: str | None = None, model: str | None = None, base_url
     endpoint = endpoint or open_endpoint(profile)
     home = data_dir()
     database = home / "callstream.db"
-    return Runtime(config, profile, endpoint, Registry.default(home, config), Ledger(database), Store(database))
+    return Runtime(config, profile, endpoint, Registry.default(home, config), open_ledger(config, database),
+                   Store(database))

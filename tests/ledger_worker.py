@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from app.ledger import Ledger
+from app.ledger import SqliteLedger
 from app.tools.base import Tool, ToolContext
 from app.tools.dispatcher import CallUpdate, Dispatcher
 from app.tools.registry import Registry
@@ -30,7 +30,7 @@ def main() -> None:
     updates: list[CallUpdate] = []
 
     async def go() -> None:
-        dispatcher = Dispatcher(registry, Ledger(ledger_path), "conv-1", 0, updates.append)
+        dispatcher = Dispatcher(registry, SqliteLedger(ledger_path), "conv-1", 0, updates.append)
         dispatcher.submit(0, "append", {"line": "hello"})
         await dispatcher.wait()
         print(updates[-1].state, "ran-here" if dispatcher.runs else "not-here", flush=True)

@@ -149,12 +149,12 @@ def test_console_script_is_installed() -> None:
 
 
 def test_ledger_lists_entries(home: Path) -> None:
-    from app.ledger import Ledger
+    from app.ledger import SqliteLedger
     from app.paths import data_dir
 
-    ledger = Ledger(data_dir() / "callstream.db")
+    ledger = SqliteLedger(data_dir() / "callstream.db")
     ledger.claim("k" * 64, "conv-x", 3, "create_ticket", {"a": 1}, 1)
-    ledger.finish("k" * 64, "ran", "ok", False)
+    ledger.finish("k" * 64, "ran", "ok", False, fence=1)
     ledger.close()
     result = subprocess.run([sys.executable, "-m", "app", "ledger", "--json"], cwd=ROOT, capture_output=True,
                             text=True)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -24,11 +23,12 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from app.chat.providers import Endpoint
 from app.chat.session import ChatSession
-from app.ledger import Ledger, idempotency_key
+from app.ledger import SqliteLedger, idempotency_key
 from app.stream import TERMINAL_STATES, ToolCallBlock
 from app.tools.base import Tool, ToolContext, ToolError
 from app.tools.registry import Registry
 from tests import streamgen
+from tests.ledgers import leave_dead_claim
 
 FAULTS = ["cut_before_end", "cut_after_end", "error_after_end", "complete"]
 
@@ -49,7 +49,7 @@ class ExactlyOnce(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.dir = Path(tempfile.mkdtemp(prefix="exactly-once-"))
-        self.ledger = Ledger(self.dir / "ledger.db")
+        self.ledger = SqliteLedger(self.dir / "ledger.db")
         self.runs: dict[str, int] = {}
         self.ran_args: list[tuple[int, str]] = []
         self.ended: set[tuple[int, str]] = set()
@@ -129,10 +129,7 @@ class ExactlyOnce(RuleBasedStateMachine):
     def crash_between_claim_and_result(self, calls: list[dict[str, Any]]) -> None:
         """A claim left behind by a process that died while the tool ran."""
         key = idempotency_key("conv", self.next_turn, "effect", calls[0], 1)
-        self.ledger._db.execute(
-            "INSERT OR IGNORE INTO ledger (key, conversation, turn, tool, arguments, occurrence, state, claimed_at, "
-            "owner) VALUES (?, 'conv', ?, 'effect', '{}', 1, 'claimed', 0, ?)",
-            (key, self.next_turn, f"{os.uname().nodename}:{2**22 + 777}"))
+        leave_dead_claim(self.ledger, key, "conv", self.next_turn, "effect", calls[0], 1)
         self.crashed.add(key)
         self.send(["complete"], calls, 0)
 

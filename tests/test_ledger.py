@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from app.ledger import Ledger, canonical_json, idempotency_key
+from app.ledger import SqliteLedger, canonical_json, idempotency_key
 from app.tools.base import Tool, ToolContext, ToolError
 from app.tools.dispatcher import CallUpdate, Dispatcher
 from app.tools.registry import Registry
@@ -53,17 +53,17 @@ def test_canonical_json_is_compact_and_sorted_by_utf16() -> None:
 
 
 def test_claim_then_record_then_reuse(tmp_path: Path) -> None:
-    ledger = Ledger(tmp_path / "l.db")
+    ledger = SqliteLedger(tmp_path / "l.db")
     first = ledger.claim("k", "c", 0, "t", {}, 1)
     assert first.state == "claimed"
-    ledger.finish("k", "ran", "the result", False)
+    ledger.finish("k", "ran", "the result", False, fence=first.fence)
     again = ledger.claim("k", "c", 0, "t", {}, 1)
     assert (again.state, again.result, again.is_error) == ("ran", "the result", False)
     assert ledger.entries()[0]["state"] == "ran"
 
 
 def test_claim_without_result_from_a_dead_process_is_unknown(tmp_path: Path) -> None:
-    ledger = Ledger(tmp_path / "l.db")
+    ledger = SqliteLedger(tmp_path / "l.db")
     ledger._db.execute("INSERT INTO ledger (key, conversation, turn, tool, arguments, occurrence, state, "
                        "claimed_at, owner) VALUES ('k', 'c', 0, 't', '{}', 1, 'claimed', 0, ?)",
                        (f"{os.uname().nodename}:{2**22 + 4321}",))
@@ -98,7 +98,7 @@ def _dispatch(tmp_path: Path, calls: list[tuple[str, dict[str, Any]]], sleep: fl
     updates: list[CallUpdate] = []
 
     async def go() -> Dispatcher:
-        dispatcher = Dispatcher(_registry(log, sleep), Ledger(tmp_path / "l.db"), "conv", turn, updates.append)
+        dispatcher = Dispatcher(_registry(log, sleep), SqliteLedger(tmp_path / "l.db"), "conv", turn, updates.append)
         for i, (name, args) in enumerate(calls):
             dispatcher.submit(i, name, args)
         await dispatcher.wait()
@@ -137,7 +137,7 @@ def test_two_identical_calls_in_one_turn_both_run(tmp_path: Path) -> None:
 def test_a_failing_tool_is_failed_and_recorded(tmp_path: Path) -> None:
     updates, _, _ = _dispatch(tmp_path, [("effect", {"n": 1, "fail": True})])
     assert updates[-1].state == "failed" and updates[-1].result == "Error: it broke"
-    assert Ledger(tmp_path / "l.db").entries()[0]["state"] == "failed"
+    assert SqliteLedger(tmp_path / "l.db").entries()[0]["state"] == "failed"
 
 
 def test_cancel_while_running_is_failed_cancelled_and_queued_is_not_run(tmp_path: Path) -> None:
@@ -145,7 +145,7 @@ def test_cancel_while_running_is_failed_cancelled_and_queued_is_not_run(tmp_path
     log: list[str] = []
 
     async def go() -> None:
-        dispatcher = Dispatcher(_registry(log, 5.0), Ledger(tmp_path / "l.db"), "conv", 0, updates.append)
+        dispatcher = Dispatcher(_registry(log, 5.0), SqliteLedger(tmp_path / "l.db"), "conv", 0, updates.append)
         dispatcher.submit(0, "effect", {"n": 1})
         dispatcher.submit(1, "effect", {"n": 2})
         await asyncio.sleep(0.3)
@@ -157,7 +157,7 @@ def test_cancel_while_running_is_failed_cancelled_and_queued_is_not_run(tmp_path
     assert final[0].state == "failed" and "cancelled" in (final[0].result or "")
     assert final[1].state == "not run"
     assert log == ["start 1"]
-    assert Ledger(tmp_path / "l.db").entries()[0]["state"] == "cancelled"
+    assert SqliteLedger(tmp_path / "l.db").entries()[0]["state"] == "cancelled"
 
 
 def _worker(ledger: Path, effect: Path, sleep: float) -> subprocess.Popen[str]:
@@ -178,12 +178,12 @@ def test_sigkill_between_claim_and_result_leaves_unknown_and_never_reruns(tmp_pa
     out, err = again.communicate(timeout=30)
     assert out.split() == ["unknown", "not-here"], err
     assert len(effect.read_text().splitlines()) == 1  # the tool never ran a second time
-    assert Ledger(ledger).entries()[0]["state"] == "unknown"
+    assert SqliteLedger(ledger).entries()[0]["state"] == "unknown"
 
 
 def test_two_processes_racing_for_one_key_run_it_once(tmp_path: Path) -> None:
     ledger, effect = tmp_path / "l.db", tmp_path / "effect.txt"
-    Ledger(ledger).close()  # create the schema first so both start equal
+    SqliteLedger(ledger).close()  # create the schema first so both start equal
     workers = [_worker(ledger, effect, 0.5) for _ in range(2)]
     results = sorted(w.communicate(timeout=60)[0].strip() for w in workers)
     assert results == ["ran not-here", "ran ran-here"]

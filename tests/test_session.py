@@ -16,7 +16,7 @@ from app.chat.providers import Endpoint
 from app.chat.session import ChatSession
 from app.config import CommandToolConfig
 from app.conversation import Assistant, ToolResult, User
-from app.ledger import Ledger
+from app.ledger import SqliteLedger
 from app.net.stream import Timeouts
 from app.tools.base import Tool, ToolContext
 from app.tools.command import command_tool
@@ -34,7 +34,7 @@ def server():  # type: ignore[no-untyped-def]
 def session_for(server: FaultServer, tmp_path: Path, dialect: str = "anthropic", registry: Registry | None = None,
                 **kwargs: Any) -> ChatSession:
     endpoint = Endpoint(dialect, server.url, "m", "test")
-    return ChatSession(endpoint, registry or Registry.default(tmp_path), Ledger(tmp_path / "ledger.db"), "conv-1",
+    return ChatSession(endpoint, registry or Registry.default(tmp_path), SqliteLedger(tmp_path / "ledger.db"), "conv-1",
                        backoff=0.01, timeouts=Timeouts(2.0, 2.0, 10.0), **kwargs)
 
 

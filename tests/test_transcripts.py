@@ -21,7 +21,7 @@ from pydantic import TypeAdapter
 from app.chat.providers import Endpoint
 from app.config import Config
 from app.conversation import Assistant, ToolResult
-from app.ledger import Ledger
+from app.ledger import SqliteLedger
 from app.paths import data_dir
 from app.store.transcripts import Store, history_of
 from app.stream import ToolCallBlock, block_record
@@ -208,7 +208,7 @@ def test_sigkill_at_random_moments_leaves_a_store_that_opens(home: Path) -> None
         store = Store(data_dir() / "callstream.db")  # every reopen succeeds
         conv = store.load(conversation)
         store.close()
-        Ledger(data_dir() / "callstream.db").close()
+        SqliteLedger(data_dir() / "callstream.db").close()
         if conv is None:
             continue  # killed before the first write
         turns = [i for i in conv.items if hasattr(i, "blocks")]

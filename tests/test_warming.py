@@ -11,7 +11,7 @@ from typing import Any
 
 from app.chat.providers import Endpoint
 from app.chat.session import ChatSession
-from app.ledger import Ledger
+from app.ledger import SqliteLedger
 from app.tools.base import Tool, ToolContext
 from app.tools.registry import Registry
 from tests import streamgen
@@ -42,7 +42,7 @@ def _run(tmp_path: Path, script: list[Any]) -> tuple[ChatSession, list[tuple[str
         server.replies.append(Reply(streamgen.anthropic([("text", "Looking. ")] + script), chunk=40, delay=0.01))
         server.replies.append(Reply(streamgen.anthropic([("text", "Done.")], stop_reason="end_turn")))
         session = ChatSession(Endpoint("anthropic", server.url, "m", "t"), _tools(warmed, ran),
-                              Ledger(tmp_path / "l.db"), "c")
+                              SqliteLedger(tmp_path / "l.db"), "c")
 
         async def go() -> None:
             try:
@@ -82,7 +82,7 @@ def test_a_call_whose_required_field_never_stabilises_is_never_warmed(tmp_path: 
         data = streamgen.anthropic([("text", "x ")] + body, stop_reason=None, stop=False)
         server.replies.append(Reply(data, cut_at=len(data)))
         session = ChatSession(Endpoint("anthropic", server.url, "m", "t"), _tools(warmed, []),
-                              Ledger(tmp_path / "l.db"), "c", retries=0)
+                              SqliteLedger(tmp_path / "l.db"), "c", retries=0)
         asyncio.run(session.send("go"))
         asyncio.run(session.aclose())
     assert warmed == [] and session.turns[0].blocks[1].state == "not run"  # type: ignore[attr-defined]
@@ -97,7 +97,8 @@ def test_a_failing_warm_up_costs_nothing_but_itself(tmp_path: Path) -> None:
     with FaultServer() as server:
         server.replies.append(Reply(streamgen.anthropic(_call(0, "lookup", ['{"q": "a"}']))))
         server.replies.append(Reply(streamgen.anthropic([("text", "ok")], stop_reason="end_turn")))
-        session = ChatSession(Endpoint("anthropic", server.url, "m", "t"), registry, Ledger(tmp_path / "l.db"), "c")
+        session = ChatSession(Endpoint("anthropic", server.url, "m", "t"), registry, SqliteLedger(tmp_path / "l.db"),
+                              "c")
         done = asyncio.run(session.send("go"))
         asyncio.run(session.aclose())
     assert done.status == "done" and session.turns[0].blocks[0].state == "ran"  # type: ignore[attr-defined]

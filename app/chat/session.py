@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 
 from ..conversation import Assistant, CallRecord, Entry, ToolResult, User
-from ..ledger import Ledger
+from ..ledger import Ledger, conversation_scope
 from ..net.stream import CancelledWithTurn, Recorder, RequestFailed, Timeouts, stream_once
 from ..stream import (
     Block,
@@ -140,11 +140,14 @@ class ChatSession:
         http: httpx.AsyncClient | None = None,
         options: dict[str, Any] | None = None,
         dispatcher_class: Callable[..., Dispatcher] = Dispatcher,
+        team: str | None = None,
     ) -> None:
         self.endpoint = endpoint
         self.registry = registry
         self.ledger = ledger
         self.conversation = conversation
+        #: The conversation as the ledger's keys name it (the config's shared namespace).
+        self.key_conversation = conversation_scope(conversation, team)
         self.history: list[Entry] = list(history or [])
         self.retries = retries
         self.max_rounds = max_rounds
@@ -260,7 +263,7 @@ class ChatSession:
         self.next_turn += 1
         record = TurnRecord(index)
         self.turns.append(record)
-        dispatcher = self.dispatcher_class(self.registry, self.ledger, self.conversation, index,
+        dispatcher = self.dispatcher_class(self.registry, self.ledger, self.key_conversation, index,
                                            lambda update: self._call_update(record, update), self.clock)
         self._dispatcher = dispatcher
         build = REQUEST_BUILDERS[self.endpoint.dialect]

@@ -30,16 +30,22 @@ def _ledger(conversation: str | None, as_json: bool) -> int:
     import datetime
     import sqlite3
 
-    from ..ledger import Ledger
-    from ..paths import data_dir
+    from ..config import ConfigError, load_config
+    from ..ledger import LedgerUnavailable, open_ledger
 
-    path = data_dir() / "callstream.db"
     try:
-        ledger = Ledger(path)
+        ledger = open_ledger(load_config())
+    except ConfigError as exc:
+        return fail(str(exc))
+    except (sqlite3.Error, LedgerUnavailable) as exc:
+        return fail(f"cannot open the ledger: {exc}")
+    path = ledger.where
+    try:
         entries = ledger.entries(conversation)
-        ledger.close()
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, LedgerUnavailable) as exc:
         return fail(f"cannot read the ledger {path}: {exc}")
+    finally:
+        ledger.close()
     if as_json:
         json.dump([{k: e[k] for k in ("key", "conversation", "turn", "tool", "occurrence", "state", "is_error",
                                       "claimed_at", "finished_at")} for e in entries], sys.stdout, indent=2)

@@ -11,7 +11,7 @@ import json
 import math
 from typing import Any
 
-__all__ = ["canonical_json", "idempotency_key"]
+__all__ = ["canonical_json", "conversation_scope", "idempotency_key"]
 
 
 def _number(value: float) -> int | float:
@@ -43,3 +43,12 @@ def canonical_json(value: Any) -> str:
 
 def idempotency_key(conversation: str, turn: int, tool: str, arguments: dict[str, Any], occurrence: int) -> str:
     return hashlib.sha256(canonical_json([conversation, turn, tool, arguments, occurrence]).encode()).hexdigest()
+
+
+def conversation_scope(conversation: str, team: str | None = None) -> str:
+    """The conversation as keys name it. With a shared namespace (``team`` in
+    the config) every client derives the same keys for the same conversation
+    id — continued, exported and imported, or named on the command line — and
+    two teams never share keys even if their ids coincide. Without one it is
+    the id itself (the keys of a ledger written before teams stay valid)."""
+    return f"team:{team}/{conversation}" if team else conversation

@@ -6,7 +6,7 @@ when it ends. A key already claimed is never run again: a recorded result is
 returned as it is; a claim without a result (the process died mid-run) is
 ``unknown``. Two processes racing for one key: the primary key lets exactly
 one insert win; the other waits for the winner's result while the winner's
-process is alive.
+process is alive (its lease is its life: one machine can ask the kernel).
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from typing import Any
 from ..dbfile import connect
 from .claim import Claim
 from .keys import canonical_json
+from .protocol import ENTRY_FIELDS
 
-__all__ = ["Ledger"]
+__all__ = ["SqliteLedger"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS ledger (
@@ -37,7 +38,8 @@ CREATE TABLE IF NOT EXISTS ledger (
     is_error INTEGER NOT NULL DEFAULT 0,
     claimed_at REAL NOT NULL,
     finished_at REAL,
-    owner TEXT NOT NULL              -- host:pid of the claiming process
+    owner TEXT NOT NULL,             -- host:pid of the claiming process
+    fence INTEGER NOT NULL DEFAULT 1 -- bumped by every re-claim (a cancelled read-only call)
 );
 """
 
@@ -59,11 +61,15 @@ def _alive(owner: str) -> bool:
     return True
 
 
-class Ledger:
+class SqliteLedger:
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.where = str(path)
         self._db = connect(path, synchronous="FULL")  # a claim survives power loss once committed
         self._db.executescript(_SCHEMA)
+        columns = {row["name"] for row in self._db.execute("PRAGMA table_info(ledger)")}
+        if "fence" not in columns:  # a ledger written before fence tokens
+            self._db.execute("ALTER TABLE ledger ADD COLUMN fence INTEGER NOT NULL DEFAULT 1")
 
     def close(self) -> None:
         self._db.close()
@@ -76,9 +82,9 @@ class Ledger:
             try:
                 self._db.execute(
                     "INSERT INTO ledger (key, conversation, turn, tool, arguments, occurrence, state, claimed_at, "
-                    "owner) VALUES (?, ?, ?, ?, ?, ?, 'claimed', ?, ?)",
+                    "owner, fence) VALUES (?, ?, ?, ?, ?, ?, 'claimed', ?, ?, 1)",
                     (key, conversation, turn, tool, canonical_json(arguments), occurrence, time.time(), _owner()))
-                return Claim(key, "claimed")
+                return Claim(key, "claimed", fence=1)
             except sqlite3.IntegrityError:
                 pass
             row = self._db.execute("SELECT * FROM ledger WHERE key = ?", (key,)).fetchone()
@@ -86,32 +92,44 @@ class Ledger:
                 continue  # removed between the two statements: try again
             state = row["state"]
             if state in ("ran", "failed"):
-                return Claim(key, state, row["result"], bool(row["is_error"]))
+                return Claim(key, state, row["result"], bool(row["is_error"]), row["fence"])
             if state == "cancelled":
                 if retry_cancelled:
-                    cursor = self._db.execute(
-                        "UPDATE ledger SET state = 'claimed', claimed_at = ?, owner = ?, result = NULL "
-                        "WHERE key = ? AND state = 'cancelled'", (time.time(), _owner(), key))
-                    if cursor.rowcount == 1:
-                        return Claim(key, "claimed")
+                    taken = self._db.execute(
+                        "UPDATE ledger SET state = 'claimed', claimed_at = ?, owner = ?, result = NULL, "
+                        "fence = fence + 1 WHERE key = ? AND state = 'cancelled' RETURNING fence",
+                        (time.time(), _owner(), key)).fetchone()
+                    if taken is not None:
+                        return Claim(key, "claimed", fence=taken[0])
                     continue
-                return Claim(key, "failed", row["result"] or "cancelled", True)
+                return Claim(key, "failed", row["result"] or "cancelled", True, row["fence"])
             # claimed, no result: a crash, or another process running it now
-            if row["owner"] == _owner() or not _alive(row["owner"]) or time.monotonic() > deadline:
-                return Claim(key, "unknown")
+            owner = row["owner"]
+            if owner == _owner() or not _alive(owner):
+                return Claim(key, "unknown", fence=row["fence"], holder=owner)
+            if time.monotonic() > deadline:
+                return Claim(key, "elsewhere", fence=row["fence"], holder=owner)
             time.sleep(0.05)
 
-    def finish(self, key: str, state: str, result: str, is_error: bool) -> None:
-        self._db.execute("UPDATE ledger SET state = ?, result = ?, is_error = ?, finished_at = ? WHERE key = ?",
-                         (state, result, int(is_error), time.time(), key))
+    def finish(self, key: str, state: str, result: str, is_error: bool, *, fence: int) -> bool:
+        cursor = self._db.execute(
+            "UPDATE ledger SET state = ?, result = ?, is_error = ?, finished_at = ? "
+            "WHERE key = ? AND fence = ? AND state = 'claimed'",
+            (state, result, int(is_error), time.time(), key, fence))
+        return cursor.rowcount == 1
+
+    @staticmethod
+    def _entry(row: sqlite3.Row) -> dict[str, Any]:
+        entry = {name: row[name] for name in ENTRY_FIELDS}
+        entry["state"] = "unknown" if entry["state"] == "claimed" and not _alive(entry["owner"]) else entry["state"]
+        entry["is_error"] = bool(entry["is_error"])
+        return entry
+
+    def lookup(self, key: str) -> dict[str, Any] | None:
+        row = self._db.execute("SELECT * FROM ledger WHERE key = ?", (key,)).fetchone()
+        return None if row is None else self._entry(row)
 
     def entries(self, conversation: str | None = None) -> list[dict[str, Any]]:
         sql = "SELECT * FROM ledger" + (" WHERE conversation = ?" if conversation else "") + " ORDER BY claimed_at"
         rows = self._db.execute(sql, (conversation,) if conversation else ()).fetchall()
-        out = []
-        for row in rows:
-            entry = dict(row)
-            entry["state"] = "unknown" if entry["state"] == "claimed" and not _alive(entry["owner"]) else entry["state"]
-            entry["is_error"] = bool(entry["is_error"])
-            out.append(entry)
-        return out
+        return [self._entry(row) for row in rows]

@@ -25,11 +25,20 @@ from ..ledger import Claim, Ledger, canonical_json, idempotency_key
 from .base import ToolContext, ToolError
 from .registry import Registry
 
-__all__ = ["CallUpdate", "Dispatcher", "UNKNOWN_OUTCOME"]
+__all__ = ["CallUpdate", "Dispatcher", "UNKNOWN_OUTCOME", "running_elsewhere"]
 
 UNKNOWN_OUTCOME = ("Error: this call was started earlier but no result was recorded (the program stopped while it "
                    "ran). Its outcome is unknown: do not assume it succeeded or failed, and do not repeat it without "
                    "asking the user.")
+
+
+
+def running_elsewhere(holder: str | None) -> str:
+    """What the model and the card are told when another client holds the call
+    and its result did not come within the wait."""
+    return (f"Error: this call is running elsewhere ({holder or 'another client'}) and its result did not arrive "
+            "in time. Its outcome is unknown here: do not assume it succeeded or failed, and do not repeat it "
+            "without asking the user.")
 
 
 @dataclass(slots=True)
@@ -149,12 +158,15 @@ class Dispatcher:
             # the claim may land after the cancel: never leave it without an outcome
             claim = await claiming
             if claim.state == "claimed":
-                await asyncio.to_thread(self.ledger.finish, key, "cancelled", "Error: cancelled before it ran.", True)
+                await asyncio.to_thread(self.ledger.finish, key, "cancelled", "Error: cancelled before it ran.", True,
+                                        fence=claim.fence)
             raise
         if claim.state in ("ran", "failed"):
             return CallUpdate(ref, claim.state, claim.result, claim.is_error, reused=True, key=key)
         if claim.state == "unknown":
             return CallUpdate(ref, "unknown", UNKNOWN_OUTCOME, True, key=key)
+        if claim.state == "elsewhere":
+            return CallUpdate(ref, "unknown", running_elsewhere(claim.holder), True, key=key)
         loop = asyncio.get_running_loop()
         ctx = ToolContext(idempotency_key=key, cancelled=self._cancel, deadline=loop.time() + tool.timeout)
         self._emit(CallUpdate(ref, "running", key=key))
@@ -163,7 +175,8 @@ class Dispatcher:
             result = await asyncio.wait_for(tool.run(dict(arguments), ctx), timeout=tool.timeout)
             state, is_error = "ran", False
         except asyncio.CancelledError:
-            await asyncio.to_thread(self.ledger.finish, key, "cancelled", "Error: cancelled while it ran.", True)
+            await asyncio.to_thread(self.ledger.finish, key, "cancelled", "Error: cancelled while it ran.", True,
+                                    fence=claim.fence)
             raise _Cancelled(CallUpdate(ref, "failed", "Error: cancelled while it ran.", True, key=key)) from None
         except TimeoutError:
             result, state, is_error = f"Error: timed out after {tool.timeout:g} s.", "failed", True
@@ -171,7 +184,7 @@ class Dispatcher:
             result, state, is_error = f"Error: {exc}", "failed", True
         except Exception as exc:  # a tool bug is a failed call, never a crashed turn
             result, state, is_error = f"Error: the tool raised {type(exc).__name__}: {exc}", "failed", True
-        await asyncio.to_thread(self.ledger.finish, key, state, result, is_error)
+        await asyncio.to_thread(self.ledger.finish, key, state, result, is_error, fence=claim.fence)
         return CallUpdate(ref, state, result, is_error, key=key)
 
 
