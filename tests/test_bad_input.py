@@ -132,9 +132,15 @@ def test_frames_that_match_no_provider() -> None:
 
 
 def test_final_frame_without_blank_line() -> None:
-    turn = assemble([GOOD.rstrip(b"\n")])
-    assert turn.outcome == "cut_off"  # [DONE] never dispatched
+    no_finish = streamgen.openai_chat(streamgen.call_script(0, "c", "get_order", '{"order_id": "A-1"}'), finish=None)
+    turn = assemble([no_finish.rstrip(b"\n")])
+    assert turn.outcome == "cut_off"  # [DONE] never dispatched, and no finish reason came before it
     assert not turn.calls[0].final
+
+
+def test_final_done_without_blank_line_after_a_finish_reason_is_a_clean_end() -> None:
+    turn = assemble([GOOD.rstrip(b"\n")])
+    assert turn.outcome == "complete"  # [DONE] discarded; the finish reason and the clean end suffice
 
 
 def test_null_and_wrong_typed_fields_do_not_crash() -> None:

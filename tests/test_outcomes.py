@@ -24,7 +24,6 @@ def test_complete_needs_the_terminal_marker(dialect: str) -> None:
 @pytest.mark.parametrize(
     "dialect,kwargs",
     [
-        ("openai-chat", {"done": False}),
         ("openai-chat", {"finish": None, "done": False}),
         ("anthropic", {"stop": False}),
         ("openai-responses", {"final": None}),
@@ -38,10 +37,32 @@ def test_no_terminal_marker_is_cut_off(dialect: str, kwargs: dict[str, object]) 
     assert turn.text == "Sure. "  # the prose received is kept
 
 
-def test_openai_chat_finish_tool_calls_without_done_is_not_final() -> None:
-    turn = assemble([streamgen.openai_chat(ONE_CALL, done=False)])
-    assert turn.outcome == "cut_off"
+@pytest.mark.parametrize("finish", ["tool_calls", "stop"])
+def test_openai_chat_finish_then_a_clean_end_without_done_is_complete(finish: str) -> None:
+    turn = assemble([streamgen.openai_chat(ONE_CALL, finish=finish, done=False)])
+    assert turn.outcome == "complete" and turn.stop_reason == finish
+    assert turn.calls[0].final and turn.calls[0].arguments == {"order_id": "A-7"}
+
+
+@pytest.mark.parametrize("cause", ["disconnect", "timeout", "cancelled"])
+def test_openai_chat_finish_then_a_reset_or_timeout_is_cut_off(cause: str) -> None:
+    parser = StreamParser()
+    parser.feed(streamgen.openai_chat(ONE_CALL, done=False))
+    turn = parser.close(cause)
+    assert turn.outcome == "cut_off" and turn.cause == cause
     assert not turn.calls[0].final and "being prepared" in (turn.calls[0].problem or "")
+
+
+def test_openai_chat_length_then_a_clean_end_is_truncated() -> None:
+    turn = assemble([streamgen.openai_chat(ONE_CALL, finish="length", done=False)])
+    assert turn.outcome == "truncated" and not turn.calls[0].final
+
+
+def test_openai_chat_clean_end_after_a_finish_frame_without_its_blank_line_is_cut_off() -> None:
+    """The finish reason must have arrived: a final frame never terminated is discarded."""
+    body = streamgen.openai_chat(ONE_CALL, done=False).rstrip(b"\n")
+    turn = assemble([body])
+    assert turn.outcome == "cut_off" and not turn.calls[0].final
 
 
 @pytest.mark.parametrize(

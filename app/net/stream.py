@@ -112,7 +112,7 @@ async def stream_once(
     """Run one attempt; returns the closed turn, or raises RequestFailed."""
     timeout = httpx.Timeout(connect=timeouts.connect, read=timeouts.read, write=timeouts.connect, pool=timeouts.connect)
     response: httpx.Response | None = None
-    cause = "eof"
+    cause = "eof"  # stays so only when the body ended cleanly: the clean end a dialect may take as its marker
     detail: str | None = None
     try:
         async with asyncio.timeout(timeouts.deadline):

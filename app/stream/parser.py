@@ -61,12 +61,22 @@ class StreamParser:
         return self._drain()
 
     def close(self, cause: str = "eof", at: float | None = None, detail: str | None = None) -> Turn:
+        """Decide the turn. ``cause`` is how the body ended: ``eof`` (cleanly:
+        the transport saw the body's end), ``disconnect`` (a reset or an
+        incomplete body), ``timeout`` or ``cancelled``."""
         self.assembler.now = at
         frames = self._sse.close()
         if frames:
             self._frames(frames)
         if self._dialect is None and not self.assembler.finished:
             self._undetected()
+        if cause == "eof" and self._dialect is not None and not self.assembler.finished:
+            # "eof" is the transport's clean end (the body ended; a reset is
+            # "disconnect"): the one ending a dialect may take as its marker
+            self._dialect.body_ended(self._events)
+            for event in self._events:
+                self.assembler.apply(event)
+            self._events.clear()
         if detail is None and self._sse.bytes_seen == 0 and cause == "eof":
             detail = "the response body was empty"
         elif detail is None and not self.assembler.blocks and self._dialect is None and cause == "eof":

@@ -44,6 +44,9 @@ class Anthropic:
         self.stop_reason: str | None = None
         self._calls: set[object] = set()
 
+    def body_ended(self, out: list[Event]) -> None:
+        pass  # only the terminal marker ends this wire's turn
+
     def frame(self, sse: SSEEvent, out: list[Event]) -> None:
         payload = load_payload(sse.data, out)
         if not isinstance(payload, dict):

@@ -22,6 +22,12 @@ class Dialect(Protocol):
 
     def frame(self, sse: SSEEvent, out: list[Event]) -> None: ...
 
+    def body_ended(self, out: list[Event]) -> None:
+        """The body ended cleanly (not a reset, not a timeout) before any
+        terminal marker. A dialect whose real servers may end that way after
+        a positive finish emits its ``TurnEnded`` here; the rest add nothing,
+        and the turn stays cut off."""
+
 
 def load_payload(data: str, out: list[Event]) -> Any:
     """``json.loads`` that reports a broken frame as ``StreamMalformed``."""

@@ -142,6 +142,9 @@ class Gemini:
         self._writer: _PathWriter | None = None
         self._text_seen = False
 
+    def body_ended(self, out: list[Event]) -> None:
+        pass  # only the terminal marker ends this wire's turn
+
     def frame(self, sse: SSEEvent, out: list[Event]) -> None:
         payload = load_payload(sse.data, out)
         if isinstance(payload, list):  # a JSON array of responses (no alt=sse)

@@ -3,8 +3,12 @@ every OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio, OpenRouter,
 Groq, Gemini's compatibility endpoint...).
 
 The wire has no per-call end: calls end at ``data: [DONE]`` when the finish
-reason seen before it allows it. Slots are ``tool_calls[].index``; servers
-that drop or freeze it are handled by the assembler.
+reason seen before it allows it. Some real servers never send ``[DONE]``:
+a body that ended cleanly after a non-null ``finish_reason`` ends the turn
+the same way (``body_ended``); a reset or a timeout after it does not, so
+the transport's cause decides. Slots are ``tool_calls[].index``; servers
+that drop or freeze it (Mistral, Ollama's ``/v1``, Gemini's compatibility
+endpoint) are handled by the assembler.
 """
 
 from __future__ import annotations
@@ -35,8 +39,7 @@ class OpenAIChat:
     def frame(self, sse: SSEEvent, out: list[Event]) -> None:
         data = sse.data
         if data[:6] == "[DONE]":
-            reason = self.finish_reason
-            out.append(TurnEnded(reason, ends_open_calls=reason in CALL_FINISH))
+            self._end(out)
             return
         payload = load_payload(data, out)
         if not isinstance(payload, dict):
@@ -57,6 +60,14 @@ class OpenAIChat:
             reason = choice.get("finish_reason")
             if reason:
                 self.finish_reason = reason
+
+    def body_ended(self, out: list[Event]) -> None:
+        if self.finish_reason is not None:
+            self._end(out)  # no [DONE], but the finish reason came and the body ended cleanly
+
+    def _end(self, out: list[Event]) -> None:
+        reason = self.finish_reason
+        out.append(TurnEnded(reason, ends_open_calls=reason in CALL_FINISH))
 
     def _delta(self, delta: dict[str, Any], out: list[Event]) -> None:
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")

@@ -6,7 +6,11 @@ end at ``response.function_call_arguments.done`` (or, from servers that skip
 it, ``response.output_item.done``); the turn ends at ``response.completed``,
 ``response.incomplete`` (truncation) or ``response.failed`` / ``error``.
 Slots are ``output_index``; the id kept is ``call_id``, the one a tool result
-must quote.
+must quote. llama-server sends no ``output_index`` on any event (parallel
+calls are linked only by ``item_id`` / ``item.id``, and every
+``output_item.done`` comes at the end), so where it is absent the slot is
+the item's id — or the index that id was announced under, when a server
+sends the index on some events and not on others.
 """
 
 from __future__ import annotations
@@ -37,6 +41,23 @@ _CALL_ITEMS = frozenset({"function_call", "custom_tool_call"})
 class OpenAIResponses:
     name = "openai-responses"
 
+    def __init__(self) -> None:
+        self._index_of: dict[str, object] = {}  # item id → the output_index it came with
+
+    def _slot(self, payload: dict[str, Any], item: dict[str, Any] | None = None) -> object:
+        index = payload.get("output_index")
+        item_id = payload.get("item_id") or (item.get("id") if item else None)
+        if index is not None:
+            if isinstance(item_id, str):
+                self._index_of[item_id] = index
+            return index
+        if isinstance(item_id, str) and item_id:
+            return self._index_of.get(item_id, ("item", item_id))
+        return None
+
+    def body_ended(self, out: list[Event]) -> None:
+        pass  # only the terminal marker ends this wire's turn
+
     def frame(self, sse: SSEEvent, out: list[Event]) -> None:
         payload = load_payload(sse.data, out)
         if not isinstance(payload, dict):
@@ -45,7 +66,7 @@ class OpenAIResponses:
         if kind == "response.function_call_arguments.delta" or kind == "response.custom_tool_call_input.delta":
             delta = payload.get("delta")
             if delta is not None:
-                out.append(ArgsDelta(payload.get("output_index"), delta))
+                out.append(ArgsDelta(self._slot(payload), delta))
         elif kind == "response.output_text.delta" or kind == "response.refusal.delta":
             delta = payload.get("delta")
             if delta and isinstance(delta, str):
@@ -57,19 +78,19 @@ class OpenAIResponses:
         elif kind == "response.output_item.added":
             item = payload.get("item") or {}
             if item.get("type") in _CALL_ITEMS:
-                slot = payload.get("output_index")
+                slot = self._slot(payload, item)
                 out.append(CallStarted(slot, item.get("call_id") or item.get("id"), item.get("name")))
                 initial = item.get("arguments") or item.get("input")
                 if initial:
                     out.append(ArgsDelta(slot, initial))
         elif kind == "response.function_call_arguments.done" or kind == "response.custom_tool_call_input.done":
             args = payload.get("arguments", payload.get("input"))
-            out.append(CallEnded(payload.get("output_index"), args if isinstance(args, str) else None))
+            out.append(CallEnded(self._slot(payload), args if isinstance(args, str) else None))
         elif kind == "response.output_item.done":
             item = payload.get("item") or {}
             if item.get("type") in _CALL_ITEMS:
                 args = item.get("arguments", item.get("input"))
-                out.append(CallEnded(payload.get("output_index"), args if isinstance(args, str) else None))
+                out.append(CallEnded(self._slot(payload, item), args if isinstance(args, str) else None))
         elif kind == "response.completed":
             response = payload.get("response") or {}
             out.append(TurnEnded(_status(response) or "completed"))
