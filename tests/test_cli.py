@@ -72,7 +72,7 @@ def test_inspect_json_on_every_real_fixture(path: Path, capsys: pytest.CaptureFi
 
 def test_inspect_exit_zero_whatever_the_outcome(tmp_path: Path) -> None:
     path = tmp_path / "cut.sse"
-    path.write_bytes(streamgen.openai_chat(streamgen.call_script(0, "c", "f", '{"a": 1}'), done=False))
+    path.write_bytes(streamgen.openai_chat(streamgen.call_script(0, "c", "f", '{"a": 1}'), finish=None, done=False))
     result = run("inspect", str(path), "--json")
     assert result.returncode == 0 and json.loads(result.stdout)["outcome"] == "cut_off"
     assert json.loads(result.stdout)["blocks"][0]["arguments"] is None
