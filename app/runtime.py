@@ -7,7 +7,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from .chat.providers import Endpoint, open_endpoint
+from .chat.providers import Endpoint, open_endpoint, register_configured_keys
 from .chat.session import ChatSession
 from .config import Config, ConfigError, ProviderProfile, load_config
 from .conversation import Assistant
@@ -70,6 +70,7 @@ class Runtime:
 def open_runtime(provider: str | None = None, model: str | None = None, base_url: str | None = None,
                  config: Config | None = None, endpoint: Endpoint | None = None) -> Runtime:
     config = config if config is not None else load_config()
+    register_configured_keys(config)
     profile = config.profile(provider=provider, model=model, base_url=base_url)
     endpoint = endpoint or open_endpoint(profile)
     home = data_dir()

@@ -82,10 +82,10 @@ class FaultServer:
             if reply.stall:
                 await asyncio.sleep(reply.stall)
             data = reply.body if reply.cut_at is None else reply.body[: reply.cut_at]
-            points = list(range(0, len(data), reply.chunk))
+            points = list(range(0, len(data), reply.chunk)) if data else []
             if reply.pause_at is not None and reply.pause_at not in points:
                 points = sorted({*points, reply.pause_at})
-            for i, end in zip(points, [*points[1:], len(data)], strict=True):
+            for i, end in zip(points, [*points[1:], len(data)][: len(points)], strict=True):
                 if i == reply.pause_at:
                     await asyncio.sleep(reply.pause)
                 piece = data[i:end]

@@ -1,17 +1,29 @@
 """From a profile to something to send requests to: a base URL, headers, a
 dialect. The demo provider starts the embedded server on a free loopback
-port and stops it when closed."""
+port and stops it when closed. Every key read here is registered with
+``redact`` first, so no sink can keep it."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
 
-from ..config import ConfigError, ProviderProfile
+from ..config import DIALECT_NAMES, Config, ConfigError, ProviderProfile
 from ..demo.server import DemoServer
 from ..stream.dialects import AUTH_HEADERS
+from ..stream.redact import register_secret
 
-__all__ = ["Endpoint", "open_endpoint"]
+__all__ = ["Endpoint", "open_endpoint", "register_configured_keys"]
+
+
+def register_configured_keys(config: Config) -> None:
+    """Redact every key the config could use, not only the one in use: a
+    conversation may quote another profile's error, a proxy any header."""
+    profiles = [ProviderProfile(name=p, provider=p) for p in DIALECT_NAMES] + list(config.providers.values())
+    names = {p.key_variable() for p in profiles}
+    for name in names:
+        if name:
+            register_secret(os.environ.get(name))
 
 
 @dataclass(slots=True)
@@ -43,6 +55,7 @@ def open_endpoint(profile: ProviderProfile) -> Endpoint:
         raise ConfigError(f"profile {profile.name!r} needs a base_url")
     variable = profile.key_variable()
     key = os.environ.get(variable) if variable else None
+    register_secret(key)
     local = profile.base_url is not None and profile.provider == "openai-chat"
     if not key and not local:
         raise ConfigError(f"{profile.provider} needs an API key: set {variable} in the environment"

@@ -272,7 +272,7 @@ class ChatSession:
         body.update(self.options)
         self._mark("turn", turn=index, request=body)
         if self._http is None:
-            self._http = httpx.AsyncClient(follow_redirects=True)
+            self._http = httpx.AsyncClient(follow_redirects=False)  # see net.stream: same origin only
         turn: Turn | None = None
         for attempt in range(1, self.retries + 2):
             if self._cancelled:

@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import signal
 import sys
 from typing import Any, TextIO
 
-from ..stream.inert import inert
+from ..stream.inert import inert, inert_json
 from .common import provider_options
 
 __all__ = ["register", "run", "run_ask"]
@@ -65,7 +64,7 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
                                     "status": done.status, "turns": [t.to_dict() for t in session.turns]}
         if done.message:
             document["message"] = done.message
-        json.dump(document, out, ensure_ascii=False, indent=2)
+        out.write(inert_json(document))
         out.write("\n")
     elif done.message:
         print(inert(f"  ! {done.message}"), file=err)

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-from ..stream.inert import inert
+from ..stream.inert import inert, inert_json
 from .common import fail
 
 __all__ = ["register", "run"]
@@ -49,7 +48,7 @@ def _audit(files: list[str], as_json: bool) -> int:
         return fail(str(exc))
     summary = summarise(audits)
     if as_json:
-        json.dump({"calls": [a.row() for a in audits], "summary": summary}, sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write(inert_json({"calls": [a.row() for a in audits], "summary": summary}))
         sys.stdout.write("\n")
         return 0
     print(f"{summary['calls']} call{'s' if summary['calls'] != 1 else ''} whose required fields parsed before "

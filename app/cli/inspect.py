@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ..stream import DIALECTS, ToolCallBlock, Turn, assemble
-from ..stream.inert import inert
+from ..stream.inert import inert, inert_json
 from .common import fail
 
 __all__ = ["register", "run", "format_turn"]
@@ -43,7 +43,7 @@ def _inspect(file: str, dialect: str, as_json: bool) -> int:
         return fail(f"cannot read {file}: {exc.strerror or exc}")
     turn = assemble([data], dialect)
     if as_json:
-        json.dump(turn.to_dict(), sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write(inert_json(turn.to_dict()))
         sys.stdout.write("\n")
     else:
         sys.stdout.write(format_turn(turn))

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from ..stream.inert import inert
+from ..stream.inert import inert, inert_json
 from .common import fail
 
 __all__ = ["register", "run"]
@@ -47,8 +46,8 @@ def _ledger(conversation: str | None, as_json: bool) -> int:
     finally:
         ledger.close()
     if as_json:
-        json.dump([{k: e[k] for k in ("key", "conversation", "turn", "tool", "occurrence", "state", "is_error",
-                                      "claimed_at", "finished_at")} for e in entries], sys.stdout, indent=2)
+        sys.stdout.write(inert_json([{k: e[k] for k in ("key", "conversation", "turn", "tool", "occurrence", "state",
+                                                        "is_error", "claimed_at", "finished_at")} for e in entries]))
         sys.stdout.write("\n")
         return 0
     if not entries:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import math
 import sys
 from pathlib import Path
 
-from ..stream.inert import inert
+from ..stream.inert import inert, inert_json
 
 __all__ = ["register", "run", "replay_cmd", "parse_speed"]
 
@@ -76,7 +75,7 @@ def replay_cmd(file: str, speed: str, idle_limit: float | None, headless: bool, 
         if as_json:
             document = {"conversation": replayer.session.conversation, "provider": replayer.session.endpoint.label,
                         "status": done.status, "replay": True, "turns": [t.to_dict() for t in replayer.session.turns]}
-            json.dump(document, sys.stdout, ensure_ascii=False, indent=2)
+            sys.stdout.write(inert_json(document))
             sys.stdout.write("\n")
         return 0
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..stream.inert import inert
+from ..stream.inert import inert, inert_json
 from .common import fail
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def transcripts_cmd(as_json: bool) -> int:
     rows = store.list()
     store.close()
     if as_json:
-        json.dump(rows, sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write(inert_json(rows))
         sys.stdout.write("\n")
         return 0
     if not rows:
@@ -74,7 +74,7 @@ def export_cmd(conversation: str, form: str) -> int:
     if stored is None:
         return fail(f"no stored conversation {conversation!r} (callstream transcripts lists them)")
     if form == "json":
-        json.dump(export_document(stored), sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write(inert_json(export_document(stored)))
         sys.stdout.write("\n")
         return 0
     try:

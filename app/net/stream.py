@@ -9,13 +9,19 @@ after the response started is not an exception to the caller: the parser is
 closed with its cause (``disconnect``, ``timeout``, ``cancelled``) and the
 turn says what happened. A fault before it started is a ``RequestFailed``
 that says whether a retry may help.
+
+Redirects are followed only within the request's own origin (scheme, host and
+port) and only as 307/308, which keep the method and the body: a key header
+never goes anywhere else (httpx strips only ``Authorization`` on a cross-origin
+hop; ``x-api-key`` and ``x-goog-api-key`` would follow, with the whole
+conversation). Any other redirect is a stated failure naming its target.
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
-import json
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +30,8 @@ from typing import Any, Protocol
 import httpx
 
 from ..stream import StreamParser, Turn, Update
+from ..stream.limits import loads, one_line
+from ..stream.redact import redact
 
 __all__ = ["Timeouts", "RequestFailed", "Recorder", "CancelledWithTurn", "stream_once", "retry_after_seconds"]
 
@@ -49,41 +57,101 @@ class RequestFailed(Exception):
     """The request failed before a stream began (no bytes of a reply)."""
 
     def __init__(self, message: str, status: int | None = None, retryable: bool = False,
-                 retry_after: float | None = None) -> None:
+                 retry_after: float | None = None, detail: str | None = None) -> None:
+        message = one_line(redact(message))
         super().__init__(message)
+        #: One capped line, redacted: what notes, cards and the history say.
         self.message = message
         self.status = status
         self.retryable = retryable
         self.retry_after = retry_after
+        #: The whole (redacted) reply body, for the details.
+        self.detail = redact(detail) if detail else None
 
 
 _RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524, 529})
 
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_MAX_HOPS = 5
+
+
+def _seconds(value: float) -> float | None:
+    return min(max(value, 0.0), 60.0) if math.isfinite(value) else None
+
 
 def retry_after_seconds(headers: httpx.Headers) -> float | None:
-    """``retry-after-ms``, ``retry-after`` (seconds or an HTTP date), capped at 60 s."""
+    """``retry-after-ms``, ``retry-after`` (seconds or an HTTP date), capped at
+    60 s; a value that is none of those (``garbage``, ``nan``) is ignored."""
     raw_ms = headers.get("retry-after-ms")
     if raw_ms:
         try:
-            return min(max(float(raw_ms) / 1000, 0.0), 60.0)
+            value = _seconds(float(raw_ms) / 1000)
         except ValueError:
-            pass
+            value = None
+        if value is not None:
+            return value
     raw = headers.get("retry-after")
     if not raw:
         return None
     try:
-        return min(max(float(raw), 0.0), 60.0)
+        return _seconds(float(raw))
     except ValueError:
-        parsed = email.utils.parsedate_to_datetime(raw) if raw else None
-        if parsed is None:
-            return None
-        return min(max(parsed.timestamp() - time.time(), 0.0), 60.0)
+        pass
+    try:
+        parsed = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    return _seconds(parsed.timestamp() - time.time())
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    return url.scheme, url.host, url.port or {"http": 80, "https": 443}.get(url.scheme)
+
+
+def _redirect_target(request: httpx.Request, response: httpx.Response, hops: int) -> httpx.URL:
+    """Where a same-origin 307/308 leads; any other redirect is a RequestFailed."""
+    location = response.headers.get("location", "")
+    try:
+        target = request.url.join(location)
+    except (httpx.InvalidURL, ValueError):
+        raise RequestFailed(f"HTTP {response.status_code}: a redirect to an unusable address") from None
+    here = f"{request.url.scheme}://{request.url.netloc.decode('ascii', 'replace')}"
+    there = f"{target.scheme}://{target.netloc.decode('ascii', 'replace')}"
+    if _origin(target) != _origin(request.url):
+        raise RequestFailed(f"HTTP {response.status_code}: the provider redirected to {there}; callstream follows "
+                            f"redirects only within {here}, so nothing was sent there (set base_url to the address "
+                            "that answers)", response.status_code)
+    if response.status_code not in (307, 308):
+        raise RequestFailed(f"HTTP {response.status_code}: a redirect that would turn the request into a GET "
+                            f"({target}); set base_url to the address that answers", response.status_code)
+    if hops >= _MAX_HOPS:
+        raise RequestFailed(f"HTTP {response.status_code}: more than {_MAX_HOPS} redirects", response.status_code)
+    return target
+
+
+async def _send(client: httpx.AsyncClient, request: httpx.Request, timeout: httpx.Timeout) -> httpx.Response:
+    """Send, following same-origin 307/308 redirects only (see the module's docstring)."""
+    hops = 0
+    while True:
+        try:
+            response = await client.send(request, stream=True, follow_redirects=False)
+        except httpx.TimeoutException as exc:
+            raise RequestFailed(f"could not connect: {type(exc).__name__}", retryable=True) from None
+        except httpx.TransportError as exc:
+            raise RequestFailed(f"could not connect: {exc or type(exc).__name__}", retryable=True) from None
+        if response.status_code not in _REDIRECTS or "location" not in response.headers:
+            return response
+        await response.aclose()
+        target = _redirect_target(request, response, hops)
+        hops += 1
+        request = client.build_request(request.method, target, content=request.content, headers=request.headers,
+                                       timeout=timeout)
 
 
 def _provider_message(status: int, body: bytes) -> str:
     text = body.decode("utf-8", "replace").strip()
     try:
-        payload = json.loads(text)
+        payload = loads(text)
     except ValueError:
         payload = None
     if isinstance(payload, dict):
@@ -94,7 +162,7 @@ def _provider_message(status: int, body: bytes) -> str:
                 return f"HTTP {status}: {message}"
         elif isinstance(error, str):
             return f"HTTP {status}: {error}"
-    first = text.splitlines()[0][:200] if text else ""
+    first = text.splitlines()[0] if text else ""
     return f"HTTP {status}" + (f": {first}" if first else "")
 
 
@@ -117,18 +185,14 @@ async def stream_once(
     try:
         async with asyncio.timeout(timeouts.deadline):
             request = client.build_request("POST", url, json=body, headers=headers, timeout=timeout)
-            try:
-                response = await client.send(request, stream=True)
-            except httpx.TimeoutException as exc:
-                raise RequestFailed(f"could not connect: {type(exc).__name__}", retryable=True) from None
-            except httpx.TransportError as exc:
-                raise RequestFailed(f"could not connect: {exc or type(exc).__name__}", retryable=True) from None
+            response = await _send(client, request, timeout)
             try:
                 if response.status_code != 200:
-                    data = await response.aread()
-                    raise RequestFailed(_provider_message(response.status_code, data[:20_000]), response.status_code,
+                    data = await _read_head(response, 20_000)
+                    raise RequestFailed(_provider_message(response.status_code, data), response.status_code,
                                         response.status_code in _RETRYABLE_STATUS,
-                                        retry_after_seconds(response.headers))
+                                        retry_after_seconds(response.headers),
+                                        data.decode("utf-8", "replace"))
                 async for chunk in response.aiter_bytes():
                     at = clock()
                     if recorder is not None:
@@ -159,6 +223,19 @@ async def stream_once(
     turn = parser.close(cause, clock(), detail)
     on_updates(parser.updates())
     return turn
+
+
+async def _read_head(response: httpx.Response, limit: int) -> bytes:
+    """At most ``limit`` bytes of an error body (an endless error page stops there)."""
+    data = bytearray()
+    try:
+        async for piece in response.aiter_bytes():
+            data += piece
+            if len(data) >= limit:
+                break
+    except (httpx.RemoteProtocolError, httpx.ReadError, httpx.NetworkError, httpx.DecodingError):
+        pass  # what arrived before the fault is the message
+    return bytes(data[:limit])
 
 
 def _short(exc: Exception) -> str:

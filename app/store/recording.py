@@ -12,7 +12,10 @@ data]`` events, one conversation per file, appended turn by turn:
   without running anything).
 
 Requests are stored as bodies only: no headers, so no key or Authorization
-header ever reaches the file.
+header ever reaches the file; and every line goes through ``redact``, so a
+key the provider echoes in a chunk does not either. A chunk is written when
+the next one arrives (or a marker, or the end): a key split across two chunks
+is caught at the seam, and those two chunks are then stored as one.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..stream.redact import redact, redact_bytes, straddles
+
 __all__ = ["RecordingWriter", "Recording", "RecordingError", "read_recording", "FORMAT"]
 
 FORMAT = "callstream-recording"
@@ -38,6 +43,7 @@ class RecordingWriter:
         self.path = path
         self.clock = clock
         self._last: float | None = None
+        self._pending: tuple[float, bytes] | None = None
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fresh = not path.exists()
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -46,7 +52,7 @@ class RecordingWriter:
             self._write({"format": FORMAT, "version": 1, "created": time.time(), **header})
 
     def _write(self, value: Any) -> None:
-        self._file.write(json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n")
+        self._file.write(redact(json.dumps(value, ensure_ascii=False, separators=(",", ":"))) + "\n")
         self._file.flush()
 
     def _interval(self, at: float) -> float:
@@ -55,15 +61,32 @@ class RecordingWriter:
         return round(interval, 6)
 
     def chunk(self, at: float, data: bytes) -> None:
+        if self._pending is not None:
+            pending_at, pending = self._pending
+            if straddles(pending, data):
+                self._pending = (pending_at, pending + data)
+                return
+            self._write_chunk(pending_at, pending)
+        self._pending = (at, data)
+
+    def _write_chunk(self, at: float, data: bytes) -> None:
+        data = redact_bytes(data)
         try:
             self._write([self._interval(at), "o", data.decode("utf-8")])
         except UnicodeDecodeError:
             self._write([self._interval(at), "b", base64.b64encode(data).decode("ascii")])
 
+    def _flush(self) -> None:
+        if self._pending is not None:
+            self._write_chunk(*self._pending)
+            self._pending = None
+
     def marker(self, kind: str, info: dict[str, Any]) -> None:
+        self._flush()
         self._write([self._interval(self.clock()), "m", {"kind": kind, **info}])
 
     def close(self) -> None:
+        self._flush()
         self._file.close()
 
 

@@ -1,0 +1,105 @@
+"""The bounds on untrusted input, each defined once: how deep JSON may nest,
+how long one SSE line or event and one response body may be, how much of a
+tool's output is kept, and how long a provider's message may be on one line.
+
+Everything that parses or walks JSON from outside (event payloads, error
+bodies, tool results, stored and imported transcripts, the ledger's
+canonical form) goes through ``loads``/``check_depth`` here, so nesting
+deeper than ``MAX_DEPTH`` is a stated failure (``TooDeep``, a ValueError)
+rather than a ``RecursionError`` somewhere down a stack. The byte limits are
+defaults; ``[limits]`` in the config overrides them (``app/config.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from itertools import accumulate
+from typing import Any
+
+__all__ = ["MAX_DEPTH", "TooDeep", "loads", "check_depth", "Limits", "DEFAULT_LIMITS", "one_line", "cut_marker",
+           "MESSAGE_LINE"]
+
+#: The deepest JSON nesting callstream reads or walks (containers, counted
+#: from 1 at the outermost). Real payloads and tool arguments stay far below
+#: it; Python's own recursion limit is far above it.
+MAX_DEPTH = 100
+
+
+class TooDeep(ValueError):
+    """JSON nested deeper than MAX_DEPTH."""
+
+    def __init__(self) -> None:
+        super().__init__(f"nesting deeper than {MAX_DEPTH} levels")
+
+
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def _too_deep_text(text: str) -> bool:
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return False  # cannot nest deeper than it has openers
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0) > MAX_DEPTH
+
+
+def loads(text: str | bytes, **kwargs: Any) -> Any:
+    """``json.loads`` that refuses nesting deeper than MAX_DEPTH (``TooDeep``)."""
+    if isinstance(text, bytes | bytearray):
+        text = text.decode("utf-8", "replace")
+    if _too_deep_text(text):
+        raise TooDeep()
+    try:
+        return json.loads(text, **kwargs)
+    except RecursionError:  # pragma: no cover - the scan above makes this unreachable
+        raise TooDeep() from None
+
+
+def check_depth(value: Any) -> Any:
+    """``value`` itself, or ``TooDeep`` if it nests deeper than MAX_DEPTH (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if depth > MAX_DEPTH:
+            raise TooDeep()
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list | tuple))
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Byte limits, each stated when it is hit."""
+
+    #: One SSE line, or one event's data: a line that never ends stops here.
+    event_bytes: int = 32 * 1024 * 1024
+    #: A whole response body after decompression (a gzip bomb stops here).
+    body_bytes: int = 64 * 1024 * 1024
+    #: What a tool's output may be; the rest is cut with a visible marker.
+    tool_output_bytes: int = 1024 * 1024
+
+
+DEFAULT_LIMITS = Limits()
+
+#: How long a provider's or proxy's message may be in a note, a card or the
+#: history sent back to the model; the whole text stays in the details.
+MESSAGE_LINE = 300
+
+
+def one_line(text: str, limit: int = MESSAGE_LINE) -> str:
+    """``text`` as one line (whitespace runs, newlines included, become one space), capped with ``…``."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def cut_marker(cut: int) -> str:
+    """What replaces the end of a text that exceeded its limit."""
+    return f"[… {cut} bytes cut]"

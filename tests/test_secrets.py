@@ -1,0 +1,140 @@
+"""Keys stay secret (issue 13's second proof): providers that echo the key in
+their errors, a redirect to another origin, and afterwards not one file under
+the data dir holds the key, nothing printed shows it, and the other origin
+never saw a key header."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import io
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from tests import streamgen
+from tests.faultserver import FaultServer, Reply
+
+DIALECTS = ["openai-chat", "openai-responses", "anthropic", "gemini"]
+KEY_HEADERS = ("authorization", "x-api-key", "x-goog-api-key")
+
+
+@pytest.fixture
+def key(monkeypatch: pytest.MonkeyPatch) -> str:
+    value = "sk-test-" + uuid.uuid4().hex + uuid.uuid4().hex[:8]
+    monkeypatch.setenv("CALLSTREAM_TEST_KEY", value)
+    return value
+
+
+@pytest.fixture
+def servers() -> Iterator[tuple[FaultServer, FaultServer]]:
+    with FaultServer() as first, FaultServer() as second:
+        yield first, second
+
+
+def _config(home: Path, base: str) -> None:
+    lines = []
+    for dialect in DIALECTS:
+        url = base + ("/v1" if dialect.startswith("openai") else "")
+        lines += [f"[providers.{dialect}-echo]", f'provider = "{dialect}"', 'model = "m"', f'base_url = "{url}"',
+                  'key_env = "CALLSTREAM_TEST_KEY"', "retries = 0", ""]
+    (home / "config.toml").write_text("\n".join(lines))
+
+
+def _echo(key: str) -> bytes:
+    return json.dumps({"error": {"message": f"Incorrect API key provided: {key}. You can find your API key at "
+                                            "https://example.invalid.", "type": "invalid_request_error",
+                                 "echo": {"Authorization": f"Bearer {key}", "x-api-key": key}}}).encode()
+
+
+def _run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def _files_holding(root: Path, secret: str) -> list[Path]:
+    needles = [secret.encode(), base64.b64encode(secret.encode())[:24], secret[8:24].encode()]
+    return [p for p in root.rglob("*") if p.is_file() and any(n in p.read_bytes() for n in needles)]
+
+
+def test_echoed_keys_and_a_cross_origin_redirect_leave_no_key_anywhere(
+        home: Path, key: str, servers: tuple[FaultServer, FaultServer]) -> None:
+    first, second = servers
+    _config(home, first.url)
+    printed: list[str] = []
+    for dialect in DIALECTS:
+        first.replies.append(Reply(_echo(key), status=401))
+        code, out, err = _run("ask", "hello", "--provider", f"{dialect}-echo")
+        assert code == 1, err
+        assert "HTTP 401: Incorrect API key provided: [redacted]" in err
+        printed += [out, err]
+    # a stream that starts fine and then echoes the key in an error event: recorded chunk by chunk
+    stream = streamgen.openai_chat([("text", f"Authorization: Bearer {key} ")], finish=None, done=False)
+    first.replies.append(Reply(stream + b"data: " + _echo(key) + b"\n\n", chunk=7))
+    code, out, err = _run("ask", "hello", "--provider", "openai-chat-echo", "--json")
+    assert code == 1
+    assert json.loads(out)["turns"][0]["outcome"] == "provider_error"
+    printed += [out, err]
+    # a redirect to another origin on 127.0.0.1
+    first.replies.append(Reply(b"", status=307, headers={"Location": second.url + "/v1/chat/completions"}))
+    second.replies.append(Reply(_echo(key), status=401))
+    code, out, err = _run("ask", "hello", "--provider", "openai-chat-echo")
+    assert code == 1
+    assert f"the provider redirected to {second.url}" in err and "nothing was sent there" in err
+    printed += [out, err]
+
+    # every request did carry the key: the echo was real
+    assert len(first.requests) == 6
+    assert all(key in " ".join(r["headers"].get(h, "") for h in KEY_HEADERS) for r in first.requests)
+    assert not any(h in r["headers"] for r in second.requests for h in KEY_HEADERS)
+    assert second.requests == []
+    assert second.replies, "the second origin was never asked"
+
+    code, listing, _ = _run("transcripts", "--json")
+    conversations = [row["id"] for row in json.loads(listing)]
+    assert code == 0 and len(conversations) == 6
+    for conversation in conversations:
+        for form in ("json", "markdown"):
+            code, out, err = _run("export", conversation, "--format", form)
+            assert code == 0, err
+            printed += [out, err]
+    code, out, err = _run("ledger", "--json")
+    printed += [out, err]
+
+    data = home / "home"
+    recordings = list((data / "recordings").glob("*.ndjson"))
+    assert len(recordings) == 6 and (data / "callstream.db").exists()
+    assert "[redacted]" in "".join(p.read_text() for p in recordings)
+    assert _files_holding(data, key) == []
+    assert not any(key in text or key[8:24] in text for text in printed)
+
+
+def test_a_same_origin_redirect_is_followed_with_the_key(home: Path, key: str,
+                                                          servers: tuple[FaultServer, FaultServer]) -> None:
+    first, _ = servers
+    _config(home, first.url)
+    first.replies.append(Reply(b"", status=307, headers={"Location": "/v2/chat/completions"}))
+    first.replies.append(Reply(streamgen.openai_chat([("text", "moved")], finish="stop")))
+    code, out, err = _run("ask", "hello", "--provider", "openai-chat-echo", "--no-tools")
+    assert code == 0, err
+    assert "moved" in out
+    assert [r["line"].split()[1] for r in first.requests] == ["/v1/chat/completions", "/v2/chat/completions"]
+    assert first.requests[1]["headers"]["authorization"] == f"Bearer {key}"
+    assert first.requests[1]["body"] == first.requests[0]["body"]
+
+
+def test_a_redirect_that_would_turn_the_post_into_a_get_is_a_stated_failure(
+        home: Path, key: str, servers: tuple[FaultServer, FaultServer]) -> None:
+    first, _ = servers
+    _config(home, first.url)
+    first.replies.append(Reply(b"", status=302, headers={"Location": "/elsewhere"}))
+    code, _, err = _run("ask", "hello", "--provider", "openai-chat-echo")
+    assert code == 1
+    assert "HTTP 302: a redirect that would turn the request into a GET" in err
+    assert "Traceback" not in err and len(first.requests) == 1
