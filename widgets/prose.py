@@ -1,19 +1,50 @@
-"""The assistant's prose, streamed through Textual's MarkdownStream.
+"""The assistant's prose: Markdown that grows by deltas and stays cheap.
 
 Deltas are buffered and written at most twenty times a second (less often
-as the reply grows): a fast stream costs one Markdown append per flush, not
-one per token, and the whole reply is never re-rendered. Text is made inert (control characters shown escaped) before
-it is written; Markdown never interprets console markup.
+as the reply grows), and each write costs what the reply's *last* block
+costs, however long the reply is:
+
+- only the text from the start of the last top-level block is parsed again
+  (Textual's ``Markdown.append`` joins and re-splits the whole source and
+  builds a fresh ``MarkdownIt`` per append);
+- one parser for every block (``_PARSER``);
+- finished paragraphs are folded into the paragraph widget before them, a
+  screenful at a time (``_GROUP_CHARS``): a 500-paragraph reply is a few
+  dozen widgets, so a mount restyles one widget and a layout measures few;
+- the last block loses its bottom margin through a class this widget moves,
+  not a ``:last-child`` selector (an order-dependent selector makes Textual
+  restyle every sibling on every mount: quadratic over a reply).
+
+Text is made inert (control characters shown escaped) before it is
+written; Markdown never interprets console markup.
 """
 
 from __future__ import annotations
 
+import asyncio
+
+from markdown_it import MarkdownIt
+from textual.content import Content
 from textual.widgets import Markdown
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets._markdown import MarkdownBlock, MarkdownParagraph
 
 from app.stream.inert import inert
 
 __all__ = ["ProseBlock"]
+
+#: One parser for every prose block: a MarkdownIt holds only its rules; each
+#: parse makes its own state.
+_PARSER = MarkdownIt("gfm-like")
+
+#: Finished paragraphs are folded into one widget until it holds this many
+#: characters (re-wrapping that much on a resize or an update is cheap).
+_GROUP_CHARS = 6_000
+
+_PARAGRAPH_GAP = Content("\n\n")
+
+
+def _parser() -> MarkdownIt:
+    return _PARSER
 
 
 class ProseBlock(Markdown):
@@ -23,18 +54,33 @@ class ProseBlock(Markdown):
         padding: 0 1;
         background: transparent;
     }
-    ProseBlock > MarkdownBlock:last-child { margin-bottom: 0; }
+    ProseBlock > MarkdownBlock.-last { margin-bottom: 0; }
     """
 
     def __init__(self, text: str = "") -> None:
-        super().__init__()
+        super().__init__(parser_factory=_parser)
+        #: The whole source, as written (joined when read).
+        self._parts: list[str] = []
         self._pending: list[str] = [inert(text)] if text else []
-        self._stream: MarkdownStream | None = None
+        #: The source from the first line of the last top-level block on.
+        self._tail = ""
+        self._tail_line = 0
+        #: The last block widget (the one still growing) and, when it is a
+        #: paragraph group, the finished paragraphs it shows before the live one.
+        self._last: MarkdownBlock | None = None
+        self._done: Content | None = None
+        self._live: Content = Content()
+        self._flushing = asyncio.Lock()
         self._scheduled = False
         self._written = 0
 
+    @property
+    def source(self) -> str:
+        if len(self._parts) > 1:
+            self._parts[:] = ["".join(self._parts)]
+        return self._parts[0] if self._parts else ""
+
     def on_mount(self) -> None:
-        self._stream = Markdown.get_stream(self)
         if self._pending:
             self._schedule()
 
@@ -42,32 +88,102 @@ class ProseBlock(Markdown):
         if not delta:
             return
         self._pending.append(inert(delta))
-        if self._stream is not None:
+        if self.is_mounted:
             self._schedule()
 
     def _schedule(self) -> None:
         if not self._scheduled:
             self._scheduled = True
-            # each append re-lays out the reply's last block and mounts new ones: a long
-            # reply appends less often (20 a second at first, 5 a second from ~40 KB)
+            # a long reply appends less often (20 a second at first, 5 a second from ~40 KB)
             self.set_timer(min(0.2, 0.05 + self._written / 250_000), self._flush)
 
     async def _flush(self) -> None:
         self._scheduled = False
-        if self._stream is None or not self._pending:
-            return
-        text = "".join(self._pending)
-        self._pending.clear()
-        self._written += len(text)
-        await self._stream.write(text)
+        async with self._flushing:  # a flush that waits here finds what piled up meanwhile
+            if not self._pending or not self.is_attached:
+                return
+            text = "".join(self._pending)
+            self._pending.clear()
+            self._written += len(text)
+            self._parts.append(text)
+            async with self.lock:  # Markdown's own: its first (empty) update runs under it
+                with self.app.batch_update():
+                    await self._append(text)
 
     async def finish(self) -> None:
-        """The block will not grow again: flush and stop the stream."""
+        """The block will not grow again: write what is pending."""
         await self._flush()
-        if self._stream is not None:
-            await self._stream.stop()
-            self._stream = None
 
-    async def on_unmount(self) -> None:
-        if self._stream is not None:
-            await self._stream.stop()
+    # -- the append path -------------------------------------------------------
+
+    async def _append(self, text: str) -> None:
+        tail = self._tail + text
+        tokens = _PARSER.parse(tail)
+        blocks = list(self._parse_markdown(tokens))
+        start = self._tail_line
+        for token in reversed(tokens):
+            if token.map is not None and token.level == 0:
+                lines = tail.splitlines(keepends=True)
+                self._tail = "".join(lines[token.map[0]:])
+                self._tail_line = start + token.map[0]
+                break
+        else:
+            self._tail = tail
+        for block in blocks:
+            first, end = block.source_range
+            block.source_range = (first + start, end + start)
+        if not blocks:
+            return
+        if self._last is not None:
+            await self._replace_live(blocks[0])
+            blocks = blocks[1:]
+        fresh: list[MarkdownBlock] = []
+        for block in blocks:
+            if not self._fold(block):
+                fresh.append(block)
+                self._set_last(block)
+        if fresh:
+            await self.mount_all(fresh)
+
+    async def _replace_live(self, block: MarkdownBlock) -> None:
+        """The last block, re-parsed with what arrived since: update it in place."""
+        last = self._last
+        assert last is not None
+        if type(last) is MarkdownParagraph and type(block) is MarkdownParagraph:
+            self._show(last, block)
+            return
+        if self._done is not None:
+            # a group whose live paragraph turned into something else (a heading, a table)
+            last.set_content(self._done)
+            self._done = None
+            self._set_last(block)
+            await self.mount(block)
+            return
+        await last._update_from_block(block)
+        if block.parent is not None:  # a different kind of block: Textual swapped the widget
+            self._set_last(block)
+
+    def _fold(self, block: MarkdownBlock) -> bool:
+        """A new paragraph after a finished one: shown in the same widget."""
+        last = self._last
+        if type(last) is not MarkdownParagraph or type(block) is not MarkdownParagraph:
+            return False
+        finished = self._live if self._done is None else self._done + _PARAGRAPH_GAP + self._live
+        if len(finished.plain) >= _GROUP_CHARS:
+            return False
+        self._done = finished
+        self._show(last, block)
+        return True
+
+    def _show(self, widget: MarkdownBlock, live: MarkdownBlock) -> None:
+        self._live = live._content
+        widget._copy_context(live)
+        widget.set_content(self._live if self._done is None else self._done + _PARAGRAPH_GAP + self._live)
+
+    def _set_last(self, block: MarkdownBlock) -> None:
+        if self._last is not None and self._last is not block:
+            self._last.remove_class("-last")
+        self._done = None
+        self._live = block._content
+        block.add_class("-last")
+        self._last = block

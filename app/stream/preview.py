@@ -15,7 +15,7 @@ about 11 ms at 100 KB, quadratic over a stream).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from .jsonscan import JSONScanner, Path
@@ -29,7 +29,10 @@ _MAX_SHOWN = 160
 
 
 def format_value(value: Any, limit: int = _MAX_SHOWN) -> str:
-    """A value as one short line of plain text (never JSON syntax for strings)."""
+    """A value as one short line of plain text (never JSON syntax for strings).
+
+    Only what can be shown is read: a 10 MB string costs what its first few
+    hundred characters cost, a long list what its first elements cost."""
     if isinstance(value, str):
         text = value
     elif isinstance(value, bool):
@@ -39,13 +42,39 @@ def format_value(value: Any, limit: int = _MAX_SHOWN) -> str:
     elif isinstance(value, int | float):
         text = str(value)
     elif isinstance(value, list):
-        text = ", ".join(format_value(v, limit) for v in value)
+        text = _joined((format_value(v, limit) for v in value), limit)
     elif isinstance(value, dict):
-        text = ", ".join(f"{k}: {format_value(v, limit)}" for k, v in value.items())
+        text = _joined((f"{k}: {format_value(v, limit)}" for k, v in value.items()), limit)
     else:
         text = str(value)
-    text = " ".join(text.split())  # one line
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return _one_line(text, limit)
+
+
+def _joined(parts: Iterator[str], limit: int) -> str:
+    """``", ".join(parts)``, stopping once the line is longer than ``limit``."""
+    out: list[str] = []
+    size = 0
+    for part in parts:
+        out.append(part)
+        size += len(part) + 2
+        if size > limit + 2:
+            break
+    return ", ".join(out)
+
+
+def _one_line(text: str, limit: int) -> str:
+    """Whitespace collapsed to single spaces, then cut to ``limit`` with "…".
+
+    Collapsing a prefix gives a prefix of the collapsed whole, so a prefix
+    is enough once it yields more than ``limit`` characters (it is grown for
+    text that is mostly whitespace)."""
+    take = 2 * limit + 16
+    while True:
+        line = " ".join(text[:take].split())
+        if len(line) > limit or take >= len(text):
+            break
+        take *= 4
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _split(path: str) -> list[str]:

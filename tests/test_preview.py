@@ -1,0 +1,46 @@
+"""The card's one-line formatting reads only what it can show."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.stream.preview import format_value
+
+_TEXT = st.text(alphabet=st.sampled_from("ab \n\t\u00a0é"), max_size=800)
+
+
+def _collapse_then_cut(text: str, limit: int) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+@given(_TEXT, st.integers(min_value=1, max_value=200))
+def test_a_string_is_shown_as_if_collapsed_whole_then_cut(text: str, limit: int) -> None:
+    assert format_value(text, limit) == _collapse_then_cut(text, limit)
+
+
+@given(st.lists(_TEXT, max_size=30), st.integers(min_value=1, max_value=200))
+def test_a_list_is_shown_as_if_joined_whole_then_cut(items: list[str], limit: int) -> None:
+    whole = ", ".join(_collapse_then_cut(item, limit) for item in items)
+    assert format_value(items, limit) == _collapse_then_cut(whole, limit)
+
+
+def test_mostly_whitespace_still_fills_the_line() -> None:
+    text = " " * 10_000 + "x " * 200
+    assert format_value(text, 40) == _collapse_then_cut(text, 40)
+    assert len(format_value(text, 40)) == 40
+
+
+def test_a_huge_list_of_dicts_is_cut_without_reading_it_all() -> None:
+    class Counting(dict[str, int]):
+        reads = 0
+
+        def items(self):  # type: ignore[override]
+            Counting.reads += 1
+            return super().items()
+
+    rows = [Counting(n=i) for i in range(100_000)]
+    line = format_value(rows, 60)
+    assert line.endswith("…") and len(line) == 60
+    assert Counting.reads < 100
