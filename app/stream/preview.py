@@ -51,14 +51,17 @@ def format_value(value: Any, limit: int = _MAX_SHOWN) -> str:
 
 
 def _joined(parts: Iterator[str], limit: int) -> str:
-    """``", ".join(parts)``, stopping once the line is longer than ``limit``."""
+    """``", ".join(parts)``, or a prefix of it long enough for a line of
+    ``limit`` characters once whitespace is collapsed."""
     out: list[str] = []
-    size = 0
+    size, budget = 0, 2 * limit + 16
     for part in parts:
         out.append(part)
         size += len(part) + 2
-        if size > limit + 2:
-            break
+        if size > budget:
+            if len(" ".join(", ".join(out).split())) > limit:
+                break
+            budget *= 4
     return ", ".join(out)
 
 
