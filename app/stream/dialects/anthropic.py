@@ -28,6 +28,7 @@ from ..events import (
 from ..sse import SSEEvent
 from .base import error_message, load_payload
 from .requests_common import assistant_text
+from .schemas import adapt
 
 __all__ = ["Anthropic", "build_request", "auth_headers", "API_VERSION"]
 
@@ -145,7 +146,8 @@ def build_request(
     if system:
         body["system"] = system
     if tools:
-        body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools]
+        body["tools"] = [{"name": t.name, "description": t.description,
+                          "input_schema": adapt("anthropic", t.parameters)} for t in tools]
     return "/v1/messages", body
 
 

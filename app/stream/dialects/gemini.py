@@ -29,6 +29,7 @@ from ..events import (
 from ..sse import SSEEvent
 from .base import error_message, load_payload
 from .requests_common import assistant_text, result_value
+from .schemas import adapt
 
 __all__ = ["Gemini", "parse_json_path", "build_request", "auth_headers"]
 
@@ -245,18 +246,6 @@ class Gemini:
         self._writer = None
 
 
-_UNSUPPORTED_SCHEMA_KEYS = frozenset({"$schema", "$id", "additionalProperties", "$defs", "definitions"})
-
-
-def _schema(value: Any) -> Any:
-    """Gemini's ``parameters`` take an OpenAPI subset: drop what it rejects."""
-    if isinstance(value, dict):
-        return {k: _schema(v) for k, v in value.items() if k not in _UNSUPPORTED_SCHEMA_KEYS}
-    if isinstance(value, list):
-        return [_schema(v) for v in value]
-    return value
-
-
 def build_request(
     model: str, history: list[Entry], tools: list[ToolSpec], system: str | None = None
 ) -> tuple[str, dict[str, Any]]:
@@ -286,7 +275,7 @@ def build_request(
         body["systemInstruction"] = {"parts": [{"text": system}]}
     if tools:
         body["tools"] = [{"functionDeclarations": [
-            {"name": t.name, "description": t.description, "parameters": _schema(t.parameters)} for t in tools
+            {"name": t.name, "description": t.description, "parameters": adapt("gemini", t.parameters)} for t in tools
         ]}]
     return f"/v1beta/models/{model}:streamGenerateContent?alt=sse", body
 

@@ -21,6 +21,7 @@ from ..events import ArgsDelta, CallStarted, Event, ReasoningDelta, TextDelta, T
 from ..sse import SSEEvent
 from .base import error_message, load_payload
 from .requests_common import assistant_text
+from .schemas import adapt
 
 __all__ = ["OpenAIChat", "build_request", "auth_headers"]
 
@@ -124,7 +125,8 @@ def build_request(
                             "messages": messages}
     if tools:
         body["tools"] = [
-            {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+            {"type": "function", "function": {"name": t.name, "description": t.description,
+                                              "parameters": adapt("openai-chat", t.parameters)}}
             for t in tools
         ]
     return "/chat/completions", body

@@ -32,6 +32,7 @@ from ..events import (
 from ..sse import SSEEvent
 from .base import error_message, load_payload
 from .requests_common import assistant_text
+from .schemas import adapt
 
 __all__ = ["OpenAIResponses", "build_request", "auth_headers"]
 
@@ -134,7 +135,8 @@ def build_request(
         body["instructions"] = system
     if tools:
         body["tools"] = [
-            {"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters}
+            {"type": "function", "name": t.name, "description": t.description,
+             "parameters": adapt("openai-responses", t.parameters), "strict": False}
             for t in tools
         ]
     return "/responses", body

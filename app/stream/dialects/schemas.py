@@ -1,0 +1,139 @@
+"""What each wire format accepts as a tool's parameter schema: one definition
+of the per-dialect rules, used by the request builders (``adapt``) and by
+``callstream mcp doctor`` (``problems``).
+
+A tool's schema comes from wherever the tool came from — a built-in, the
+config file, an MCP server we do not control — and one schema a provider
+rejects fails the whole request, naming no tool (research/field.md §2.3). So
+``adapt`` rewrites what can be rewritten without changing which arguments are
+valid for the tool (Gemini: drop ``$schema``/``additionalProperties``, inline
+``$ref``, a ``["T", "null"]`` type as ``nullable``), and ``problems`` names,
+by JSON path, what a provider would still reject after that.
+
+OpenAI's strict mode refuses optional fields; callstream never asks for it
+(Responses defaults to strict, so its builder sends ``strict: false``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..jsonscan import MAX_DEPTH
+
+__all__ = ["SchemaProblem", "adapt", "problems", "DIALECT_NAMES"]
+
+DIALECT_NAMES = ("openai-chat", "openai-responses", "anthropic", "gemini")
+
+#: Keys Gemini's OpenAPI-subset ``parameters`` reject outright.
+_GEMINI_DROP = frozenset({"$schema", "$id", "additionalProperties", "$defs", "definitions", "$comment"})
+_COMBINATORS = ("oneOf", "anyOf", "allOf", "not")
+
+
+@dataclass(slots=True, frozen=True)
+class SchemaProblem:
+    """A field of the (adapted) schema that ``dialect`` would reject."""
+
+    dialect: str
+    path: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.dialect}: {self.path}: {self.reason}"
+
+
+def adapt(dialect: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema as ``dialect``'s request carries it."""
+    if dialect != "gemini":
+        return schema
+    defs: dict[str, Any] = {}
+    for key in ("$defs", "definitions"):
+        table = schema.get(key)
+        if isinstance(table, dict):
+            defs.update({f"#/{key}/{name}": value for name, value in table.items()})
+    out = _gemini(schema, defs, 0, ())
+    return out if isinstance(out, dict) else schema
+
+
+def _gemini(value: Any, defs: dict[str, Any], depth: int, resolving: tuple[str, ...]) -> Any:
+    if depth > MAX_DEPTH:
+        return value
+    if isinstance(value, list):
+        return [_gemini(v, defs, depth + 1, resolving) for v in value]
+    if not isinstance(value, dict):
+        return value
+    ref = value.get("$ref")
+    if isinstance(ref, str) and ref in defs and ref not in resolving:
+        merged = {k: v for k, v in value.items() if k != "$ref"}
+        target = defs[ref]
+        if isinstance(target, dict):
+            merged = {**target, **merged}
+        return _gemini(merged, defs, depth + 1, (*resolving, ref))
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        if key in _GEMINI_DROP:
+            continue
+        if key == "properties" and isinstance(item, dict):
+            out[key] = {name: _gemini(sub, defs, depth + 1, resolving) for name, sub in item.items()}
+        else:
+            out[key] = _gemini(item, defs, depth + 1, resolving)
+    kind = out.get("type")
+    if isinstance(kind, list):
+        concrete = [t for t in kind if t != "null"]
+        if len(concrete) == 1:
+            out["type"] = concrete[0]
+            if len(concrete) < len(kind):
+                out["nullable"] = True
+    if "const" in out and "enum" not in out:
+        out["enum"] = [out.pop("const")]
+    return out
+
+
+def problems(dialect: str, schema: Any) -> list[SchemaProblem]:
+    """What ``dialect`` would reject in ``adapt(dialect, schema)``, by path."""
+    found: list[SchemaProblem] = []
+
+    def say(path: str, reason: str) -> None:
+        found.append(SchemaProblem(dialect, path, reason))
+
+    if not isinstance(schema, dict):
+        say("$", "the parameters are not a JSON Schema object")
+        return found
+    adapted = adapt(dialect, schema)
+    if adapted.get("type") != "object":
+        say("$.type", f"must be \"object\" at the top level (is {adapted.get('type')!r})")
+    if dialect != "gemini":
+        for key in _COMBINATORS:
+            if key in adapted:
+                say(f"$.{key}", f"{key} is not accepted at the top level")
+    _walk(dialect, adapted, "$", 0, say)
+    return found
+
+
+def _walk(dialect: str, node: Any, path: str, depth: int, say: Any) -> None:
+    if depth > MAX_DEPTH:
+        say(path, f"nested deeper than {MAX_DEPTH} levels")
+        return
+    if isinstance(node, list):
+        for i, item in enumerate(node):
+            _walk(dialect, item, f"{path}[{i}]", depth + 1, say)
+        return
+    if not isinstance(node, dict):
+        return
+    kind = node.get("type")
+    if kind == "array" or (isinstance(kind, list) and "array" in kind):
+        if "items" not in node and dialect != "anthropic":
+            say(path, "an array schema without \"items\"")
+    if dialect == "gemini":
+        if isinstance(kind, list):
+            say(f"{path}.type", f"a union of types {kind} (Gemini takes one type)")
+        if "$ref" in node:
+            say(f"{path}.$ref", "a reference that cannot be inlined (recursive or unknown)")
+        if "properties" in node and kind not in (None, "object"):
+            say(f"{path}.properties", f"properties on a schema of type {kind!r}")
+    for key, value in node.items():
+        if key == "properties" and isinstance(value, dict):
+            for name, sub in value.items():
+                _walk(dialect, sub, f"{path}.properties.{name}", depth + 1, say)
+        elif isinstance(value, dict | list) and key not in ("enum", "const", "default", "examples", "required"):
+            _walk(dialect, value, f"{path}.{key}", depth + 1, say)
