@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup run test test-all bench bench-tui bench-warming typecheck lint clean
+.PHONY: setup run test test-all bench bench-tui bench-warming bench-mcp typecheck lint clean peers-mcp
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,6 +16,24 @@ $(STAMP): requirements.lock pyproject.toml
 	touch $(STAMP)
 
 setup: $(STAMP)
+
+# Real published MCP servers for tests/test_mcp_real.py, each in its own
+# virtualenv (they are peers, not our dependencies); the tests skip without them.
+PEERS           := .venv-peers
+MCP_TIME_PIN    := mcp-server-time==2026.10.19
+MCP_GIT_PIN     := mcp-server-git==2026.10.19
+
+$(PEERS)/mcp-time/.stamp:
+	$(PYTHON) -m venv $(PEERS)/mcp-time
+	$(PEERS)/mcp-time/bin/python -m pip install --quiet --disable-pip-version-check "$(MCP_TIME_PIN)"
+	touch $@
+
+$(PEERS)/mcp-git/.stamp:
+	$(PYTHON) -m venv $(PEERS)/mcp-git
+	$(PEERS)/mcp-git/bin/python -m pip install --quiet --disable-pip-version-check "$(MCP_GIT_PIN)"
+	touch $@
+
+peers-mcp: $(PEERS)/mcp-time/.stamp $(PEERS)/mcp-git/.stamp
 
 run: setup
 	$(BIN)/callstream
@@ -34,6 +52,9 @@ bench-tui: setup
 
 bench-warming: setup
 	$(BIN)/python benchmarks/bench_warming.py
+
+bench-mcp: setup
+	$(BIN)/python benchmarks/bench_mcp.py
 
 typecheck: setup
 	$(BIN)/mypy

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .mcp.config import MCPConfigError, MCPServerConfig, parse_servers
 from .paths import config_path
 
 __all__ = ["Config", "ConfigError", "url_has_password", "ProviderProfile", "CommandToolConfig", "load_config",
@@ -124,6 +125,7 @@ class CommandToolConfig:
     read_only: bool = False
     display: list[tuple[str, str]] = field(default_factory=list)
     timeout: float = 30.0
+    approval: str | None = None
 
 
 @dataclass(slots=True)
@@ -141,6 +143,11 @@ class Config:
     team: str | None = None
     #: How long a claim holds without being renewed (PostgreSQL ledgers).
     ledger_lease: float = 30.0
+    #: ``[mcp.NAME]`` tool servers (app/mcp/config.py).
+    mcp: dict[str, MCPServerConfig] = field(default_factory=dict)
+    #: ``[approval] allow / deny``: tool-name patterns (app/tools/approvals.py); deny beats allow.
+    allow: list[str] = field(default_factory=list)
+    deny: list[str] = field(default_factory=list)
 
     def profile(self, name: str | None = None, provider: str | None = None, model: str | None = None,
                 base_url: str | None = None) -> ProviderProfile:
@@ -253,6 +260,7 @@ def _tool(name: str, table: Any, where: str) -> CommandToolConfig:
         read_only=bool(table.get("read_only", False)),
         display=display,
         timeout=_float(table, "timeout", 30.0, where),
+        approval=_approval_mode(table.get("approval"), f"{where}.approval"),
     )
 
 
@@ -285,6 +293,19 @@ def url_has_password(url: str) -> bool:
         return urlsplit(url).password is not None
     except ValueError:
         return False
+def _approval_mode(value: Any, where: str) -> str | None:
+    from .mcp.config import APPROVAL_MODES
+
+    if value is not None and value not in APPROVAL_MODES:
+        raise ConfigError(f"{where} must be one of {', '.join(APPROVAL_MODES)}")
+    return value
+
+
+def _patterns(table: dict[str, Any], key: str, where: str) -> list[str]:
+    value = table.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}.{key} must be a list of tool names or patterns (\"git__*\")")
+    return list(value)
 
 
 def load_config(path: Path | None = None) -> Config:
@@ -316,4 +337,13 @@ def load_config(path: Path | None = None) -> Config:
         config.providers[name] = _provider(name, table, f"{path}: providers.{name}")
     for name, table in tools.items():
         config.tools[name] = _tool(name, table, f"{path}: tools.{name}")
+    try:
+        config.mcp = parse_servers(data.get("mcp", {}), str(path))
+    except MCPConfigError as exc:
+        raise ConfigError(str(exc)) from None
+    approval = data.get("approval", {})
+    if not isinstance(approval, dict):
+        raise ConfigError(f"{path}: [approval] must be a table with allow and deny lists")
+    config.allow = _patterns(approval, "allow", f"{path}: approval")
+    config.deny = _patterns(approval, "deny", f"{path}: approval")
     return config

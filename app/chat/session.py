@@ -244,6 +244,8 @@ class ChatSession:
         self._cancelled = False
         self._failed = None
         try:
+            if self.offer_tools:
+                await self.registry.settled()  # MCP servers still starting: their tools, or their failure
             for _ in range(self.max_rounds):
                 status = await self._round()
                 if status != "continue":

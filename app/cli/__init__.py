@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "replay": "replay",
     "audit": "audit",
     "serve-demo": "serve_demo",
+    "mcp": "mcp",
 }
 
 

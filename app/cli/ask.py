@@ -58,6 +58,7 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)
         await session.aclose()
+        await runtime.registry.aclose()
         runtime.close()
     if as_json:
         document: dict[str, Any] = {"conversation": session.conversation, "provider": endpoint.label,

@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS ledger (
     tool TEXT NOT NULL,
     arguments TEXT NOT NULL,
     occurrence INTEGER NOT NULL,
-    state TEXT NOT NULL,            -- claimed | ran | failed | cancelled
+    state TEXT NOT NULL,            -- claimed | ran | failed | cancelled | unknown
     result TEXT,
     is_error INTEGER NOT NULL DEFAULT 0,
     claimed_at REAL NOT NULL,
@@ -93,6 +93,8 @@ class SqliteLedger:
             state = row["state"]
             if state in ("ran", "failed"):
                 return Claim(key, state, row["result"], bool(row["is_error"]), row["fence"])
+            if state == "unknown":  # recorded as such (a transport died mid-call): never run again
+                return Claim(key, "unknown", row["result"], True, row["fence"])
             if state == "cancelled":
                 if retry_cancelled:
                     taken = self._db.execute(

@@ -9,11 +9,16 @@ from typing import Any
 
 from ..conversation import ToolSpec
 
-__all__ = ["Tool", "ToolContext", "ToolError", "DisplayField"]
+__all__ = ["Tool", "ToolContext", "ToolError", "OutcomeUnknown", "DisplayField"]
 
 
 class ToolError(Exception):
     """The tool failed; the message is shown to the user and told to the model."""
+
+
+class OutcomeUnknown(Exception):
+    """The tool may or may not have acted (its transport died or it stopped
+    answering mid-call): recorded as ``unknown`` and never run again."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -52,6 +57,10 @@ class Tool:
     timeout: float = 60.0
     #: Read-only tools may prepare while the call forms (never returns anything).
     warm: Warmer | None = None
+    #: "never" | "ask" | "always-ask" (app/tools/approvals.py); None: read-only runs, the rest asks.
+    approval: str | None = None
+    #: Where the tool comes from, for the approval card and ``mcp list`` ("built-in", "command", "mcp:NAME").
+    origin: str = "built-in"
 
     @property
     def spec(self) -> ToolSpec:

@@ -54,4 +54,6 @@ def command_tool(config: CommandToolConfig) -> Tool:
         read_only=config.read_only,
         display=tuple(DisplayField(path, label) for path, label in config.display),
         timeout=config.timeout,
+        approval=config.approval,
+        origin="command",
     )

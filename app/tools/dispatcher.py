@@ -22,14 +22,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..ledger import Claim, Ledger, canonical_json, idempotency_key
-from .base import ToolContext, ToolError
+from .base import OutcomeUnknown, ToolContext, ToolError
 from .registry import Registry
 
 __all__ = ["CallUpdate", "Dispatcher", "UNKNOWN_OUTCOME", "running_elsewhere"]
 
-UNKNOWN_OUTCOME = ("Error: this call was started earlier but no result was recorded (the program stopped while it "
-                   "ran). Its outcome is unknown: do not assume it succeeded or failed, and do not repeat it without "
+_UNKNOWN_ADVICE = ("Its outcome is unknown: do not assume it succeeded or failed, and do not repeat it without "
                    "asking the user.")
+UNKNOWN_OUTCOME = ("Error: this call was started earlier but no result was recorded (the program stopped while it "
+                   "ran). " + _UNKNOWN_ADVICE)
 
 
 
@@ -180,6 +181,8 @@ class Dispatcher:
             raise _Cancelled(CallUpdate(ref, "failed", "Error: cancelled while it ran.", True, key=key)) from None
         except TimeoutError:
             result, state, is_error = f"Error: timed out after {tool.timeout:g} s.", "failed", True
+        except OutcomeUnknown as exc:
+            result, state, is_error = f"Error: {str(exc).rstrip('.')}. {_UNKNOWN_ADVICE}", "unknown", True
         except ToolError as exc:
             result, state, is_error = f"Error: {exc}", "failed", True
         except Exception as exc:  # a tool bug is a failed call, never a crashed turn

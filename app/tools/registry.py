@@ -1,8 +1,11 @@
-"""The tools on offer: the built-ins plus the config file's command tools."""
+"""The tools on offer: the built-ins, the config file's command tools, and
+the tools of its MCP servers (added as each server lists them, removed if it
+fails to start)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ..config import Config
 from ..conversation import ToolSpec
@@ -18,13 +21,51 @@ class Registry:
         self._tools: dict[str, Tool] = {}
         for tool in tools or []:
             self.add(tool)
+        #: The MCP servers (app/mcp), started once from a running event loop.
+        self.mcp: Any = None
+        self._mcp_started = False
 
     @classmethod
     def default(cls, data_dir: Path, config: Config | None = None) -> Registry:
         registry = cls(builtin_tools(data_dir))
         for tool_config in (config.tools.values() if config else []):
             registry.add(command_tool(tool_config))  # a config tool may replace a built-in of the same name
+        if config is not None and config.mcp:
+            from ..mcp import open_hub
+
+            registry.attach(open_hub(config.mcp, data_dir / "mcp-logs"))
         return registry
+
+    def attach(self, hub: Any) -> None:
+        """Offer ``hub``'s servers' tools, each server's as soon as it lists them."""
+        self.mcp = hub
+        hub.listeners.append(self._server_changed)
+
+    def _server_changed(self, server: Any) -> None:
+        from ..mcp import server_tools
+
+        origin = f"mcp:{server.config.name}"
+        for name in [n for n, t in self._tools.items() if t.origin == origin]:
+            del self._tools[name]
+        for tool in server_tools(server):
+            self.add(tool)
+
+    def start_servers(self) -> None:
+        """Start every MCP server (in parallel, in the background); call from the event loop."""
+        if self.mcp is not None and not self._mcp_started:
+            self._mcp_started = True
+            self.mcp.start()
+
+    async def settled(self) -> None:
+        """Until every MCP server is ready or has failed (each within its startup_timeout)."""
+        if self.mcp is not None:
+            self.start_servers()
+            await self.mcp.wait_settled()
+
+    async def aclose(self) -> None:
+        if self.mcp is not None and self._mcp_started:
+            self._mcp_started = False
+            await self.mcp.close()
 
     def add(self, tool: Tool) -> None:
         self._tools[tool.name] = tool

@@ -54,6 +54,7 @@ class CallstreamApp(App[None]):
         # everything loaded so far lives as long as the app: keep the collector
         # from walking it again and again in the middle of a stream
         gc.freeze()
+        self.runtime.registry.start_servers()  # MCP servers start in the background; typing never waits
         self.push_screen(ChatScreen(self.session, self.welcome))
         if self._start_with_transcripts:
             self.action_open_transcripts()
@@ -91,6 +92,7 @@ class CallstreamApp(App[None]):
         if self.session.busy:
             self.session.cancel()
         await self.session.aclose()
+        await self.runtime.registry.aclose()
         self.runtime.close()
 
 

@@ -1,0 +1,154 @@
+"""``callstream mcp list [--json] | import FILE | doctor``: the MCP servers of
+the config file, what each offers, and what a provider would refuse."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+from ..stream.inert import inert
+from .common import fail
+
+__all__ = ["register", "run"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    mcp = sub.add_parser(
+        "mcp",
+        help="MCP tool servers: list them and their tools, import mcpServers JSON, check schemas",
+        description="list: start every [mcp.NAME] server of the config, say how each went and what tools it "
+        "offers. import FILE: add the mcpServers of a Claude Desktop / .mcp.json / oterm file as [mcp.NAME] "
+        "tables. doctor: check every server's tools against all four wire formats; exit 1 if any would be "
+        "refused.",
+    )
+    verbs = mcp.add_subparsers(dest="verb", metavar="VERB", required=True)
+    listing = verbs.add_parser("list", help="each server's state and tools")
+    listing.add_argument("--json", action="store_true", help="print the servers as a JSON array")
+    imported = verbs.add_parser("import", help="add the mcpServers of a JSON file to the config")
+    imported.add_argument("file")
+    verbs.add_parser("doctor", help="name the server, tool and field each provider would reject")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..config import ConfigError
+
+    try:
+        if args.verb == "import":
+            return _import(args.file)
+        return asyncio.run(_started(args.verb, getattr(args, "json", False)))
+    except ConfigError as exc:
+        return fail(str(exc))
+
+
+async def _hub() -> Any:
+    from ..config import load_config
+    from ..mcp import open_hub
+    from ..paths import data_dir
+
+    config = load_config()
+    hub = open_hub(config.mcp, data_dir() / "mcp-logs")
+    hub.start()
+    await hub.wait_settled()
+    return hub
+
+
+async def _started(verb: str, as_json: bool) -> int:
+    hub = await _hub()
+    try:
+        if not hub.servers:
+            print("No MCP servers are configured ([mcp.NAME] tables in the config file; callstream mcp import "
+                  "FILE adds them).", file=sys.stderr)
+            return 0 if verb == "list" else 1
+        return _list(hub, as_json) if verb == "list" else _doctor(hub)
+    finally:
+        await hub.close()
+
+
+def _list(hub: Any, as_json: bool) -> int:
+    from ..mcp import tool_name
+
+    statuses = hub.statuses()
+    if as_json:
+        json.dump([s.to_dict() for s in statuses], sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+    else:
+        for status in statuses:
+            print(inert(status.line()))
+            for tool in status.tools:
+                kind = "read-only" if tool.read_only else "side effect"
+                about = tool.description.splitlines()[0] if tool.description.strip() else ""
+                print(inert(f"  {tool_name(status.name, tool.name)}  ({kind})  {about}"))
+    return 0 if all(s.state in ("ready", "disabled") for s in statuses) else 1
+
+
+def _doctor(hub: Any) -> int:
+    from ..mcp import tool_name
+    from ..stream.dialects.schemas import DIALECT_NAMES, problems
+
+    bad = 0
+    for status in hub.statuses():
+        if status.state == "failed":
+            print(inert(status.line()))
+            bad += 1
+            continue
+        for tool in status.tools:
+            name = tool_name(status.name, tool.name)
+            for dialect in DIALECT_NAMES:
+                for problem in problems(dialect, tool.input_schema):
+                    print(inert(f"{status.name} · {tool.name} ({name}) · {dialect}: {problem.path}: "
+                                f"{problem.reason}"))
+                    bad += 1
+    if bad:
+        print(f"{bad} problem{'s' if bad != 1 else ''}: a provider would refuse the request that offers these "
+              "tools (disable them with disabled_tools, or fix the server).", file=sys.stderr)
+        return 1
+    print("Every tool of every server is accepted by all four wire formats.")
+    return 0
+
+
+def _import(file: str) -> int:
+    from pathlib import Path
+
+    from ..config import load_config
+    from ..configfile import edit_config
+    from ..mcp import MCPConfigError, from_mcp_json
+    from ..paths import config_path
+
+    source = Path(file)
+    try:
+        tables = from_mcp_json(source.read_text(encoding="utf-8"), str(source))
+    except OSError as exc:
+        return fail(f"{source}: cannot read it ({exc.strerror or exc})")
+    except MCPConfigError as exc:
+        return fail(str(exc))
+    existing = load_config().mcp
+    added = [name for name in tables if name not in existing]
+    skipped = [name for name in tables if name in existing]
+    path = config_path()
+
+    def change(document: Any) -> None:
+        import tomlkit
+
+        mcp = document.get("mcp")
+        if mcp is None:
+            mcp = tomlkit.table(is_super_table=True)
+            document["mcp"] = mcp
+        for name in added:
+            table = tomlkit.table()
+            table.comment(f"imported from {source.name}")
+            for key, value in tables[name].items():
+                table[key] = value
+            mcp[name] = table
+
+    if added:
+        edit_config(path, change)
+    for name in added:
+        print(inert(f"added [mcp.{name}] to {path}"))
+    for name in skipped:
+        print(inert(f"kept the existing [mcp.{name}] (not replaced)"), file=sys.stderr)
+    if not tables:
+        print("the file lists no servers", file=sys.stderr)
+    return 0

@@ -1,0 +1,39 @@
+"""Changing the user's config file without rewriting it: tomlkit keeps every
+comment, key order and line the user wrote, and we add only our lines.
+
+Two things write here: ``callstream mcp import`` (new ``[mcp.NAME]`` tables)
+and an "always" approval (a pattern appended to ``[approval].allow`` with a
+comment naming where it came from). Values are written as given — the config
+keeps ``${VAR}`` as text, so an expanded secret never reaches the file.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["edit_config"]
+
+
+def edit_config(path: Path, change: Callable[[Any], None]) -> None:
+    """Load ``path`` (or start an empty document), apply ``change`` to the
+    tomlkit document, and write it back atomically, user-only (0600)."""
+    import tomlkit
+
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    document = tomlkit.parse(text)
+    change(document)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".config-", suffix=".toml")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(tomlkit.dumps(document))
+        os.chmod(temp, 0o600)
+        os.replace(temp, path)
+    except BaseException:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise

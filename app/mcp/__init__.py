@@ -1,0 +1,17 @@
+"""MCP tool servers (beside ``app/tools``): config and ``${VAR}`` expansion,
+the SDK client's lifecycle per server, ``server__tool`` names, result
+mapping, and each server's capped stderr log. Schemas are adapted per wire
+format where every tool's are, in ``app/stream/dialects/schemas.py``.
+
+Heavy imports (the SDK) happen when a server starts, not on import.
+"""
+
+from __future__ import annotations
+
+from .config import MCPConfigError, MCPServerConfig, expand, from_mcp_json, parse_servers
+from .names import tool_name
+from .servers import IDEMPOTENCY_META, MCPHub, ServerConnection, ServerStatus
+from .tools import mcp_tool, open_hub, server_tools
+
+__all__ = ["MCPConfigError", "MCPServerConfig", "expand", "from_mcp_json", "parse_servers", "tool_name",
+           "IDEMPOTENCY_META", "MCPHub", "ServerConnection", "ServerStatus", "mcp_tool", "open_hub", "server_tools"]

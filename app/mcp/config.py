@@ -1,0 +1,230 @@
+"""``[mcp.NAME]`` tables of the config file, and the ``mcpServers`` JSON other
+clients use (Claude Desktop, ``.mcp.json``, oterm).
+
+Example::
+
+    [mcp.git]
+    command = "mcp-server-git"
+    args = ["--repository", "${REPO:-.}"]
+    env = { GIT_AUTHOR_NAME = "${GIT_AUTHOR_NAME:-callstream}" }
+    startup_timeout = 10            # seconds to connect and list the tools
+    tool_timeout = 60               # seconds one call may take
+    tools = ["git_status", "git_commit"]   # advertise only these (absent: all)
+    disabled_tools = ["git_reset"]
+    approval = "ask"                # "never" | "ask" | "always-ask" (absent: from the tool's annotations)
+
+    [mcp.git.tool.git_commit]
+    display = [["message", "Message"]]     # what a card may show; everything else stays hidden
+    approval = "always-ask"
+
+    [mcp.search]
+    url = "http://127.0.0.1:8931/mcp"      # Streamable HTTP ("transport = \"sse\"" for a legacy SSE server)
+    headers = { Authorization = "Bearer ${SEARCH_TOKEN}" }
+
+``${VAR}`` and ``${VAR:-default}`` are expanded when a server is started,
+from the environment, and only there: the parsed config keeps the text as
+written, so nothing that expands a secret ever writes it back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["MCPServerConfig", "ToolOptions", "parse_servers", "expand", "from_mcp_json", "APPROVAL_MODES",
+           "MCPConfigError"]
+
+APPROVAL_MODES = ("never", "ask", "always-ask")
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class MCPConfigError(ValueError):
+    """An ``[mcp.*]`` table (or an imported file) that cannot be used; says where and why."""
+
+
+@dataclass(slots=True)
+class ToolOptions:
+    display: list[tuple[str, str]] = field(default_factory=list)
+    approval: str | None = None
+
+
+@dataclass(slots=True)
+class MCPServerConfig:
+    name: str
+    command: str | None = None
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    #: "stdio" | "http" | "sse"
+    transport: str = "stdio"
+    enabled: bool = True
+    startup_timeout: float = 30.0
+    tool_timeout: float = 120.0
+    tools: list[str] | None = None
+    disabled_tools: list[str] = field(default_factory=list)
+    approval: str | None = None
+    tool: dict[str, ToolOptions] = field(default_factory=dict)
+
+    def allows(self, tool: str) -> bool:
+        return (self.tools is None or tool in self.tools) and tool not in self.disabled_tools
+
+
+def expand(text: str, environ: dict[str, str] | None = None) -> str:
+    """``${VAR}`` / ``${VAR:-default}`` from the environment; an unset
+    ``${VAR}`` without a default is an error naming the variable."""
+    env = os.environ if environ is None else environ
+
+    def one(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        value = env.get(name)
+        if value is None or (value == "" and default is not None):
+            if default is None:
+                raise MCPConfigError(f"${{{name}}} is not set in the environment")
+            return default
+        return value
+
+    return _VAR.sub(one, text)
+
+
+def _strings(value: Any, where: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise MCPConfigError(f"{where} must be a list of strings")
+    return list(value)
+
+
+def _table(value: Any, where: str) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise MCPConfigError(f"{where} must be a table of strings")
+    return {str(k): v for k, v in value.items()}
+
+
+def _seconds(table: dict[str, Any], key: str, default: float, where: str) -> float:
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 3600:
+        raise MCPConfigError(f"{where}.{key} must be a number of seconds from 0 to 3600")
+    return float(value)
+
+
+def _approval(value: Any, where: str) -> str | None:
+    if value is None:
+        return None
+    if value not in APPROVAL_MODES:
+        raise MCPConfigError(f"{where} must be one of {', '.join(APPROVAL_MODES)}")
+    return str(value)
+
+
+def _display(value: Any, where: str) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    if not isinstance(value, list):
+        raise MCPConfigError(f"{where} must be a list of field names or [field, label] pairs")
+    for item in value:
+        if isinstance(item, str):
+            out.append((item, item.replace("_", " ").capitalize()))
+        elif isinstance(item, list) and len(item) == 2 and all(isinstance(x, str) for x in item):
+            out.append((item[0], item[1]))
+        else:
+            raise MCPConfigError(f"{where} entries are field names or [field, label] pairs")
+    return out
+
+
+_KNOWN = frozenset({"command", "args", "env", "cwd", "url", "headers", "transport", "type", "enabled",
+                    "startup_timeout", "tool_timeout", "tools", "disabled_tools", "approval", "tool"})
+
+
+def parse_server(name: str, table: Any, where: str) -> MCPServerConfig:
+    if not _NAME.match(name):
+        raise MCPConfigError(f"{where}: a server name is 1 to 40 letters, digits, '_' or '-'")
+    if not isinstance(table, dict):
+        raise MCPConfigError(f"{where} must be a table")
+    unknown = sorted(set(table) - _KNOWN)
+    if unknown:
+        raise MCPConfigError(f"{where}: unknown key {unknown[0]!r}")
+    server = MCPServerConfig(name=name)
+    command, url = table.get("command"), table.get("url")
+    if (command is None) == (url is None):
+        raise MCPConfigError(f"{where} needs either command (a stdio server) or url (an HTTP server)")
+    if command is not None:
+        if not isinstance(command, str) or not command:
+            raise MCPConfigError(f"{where}.command must be a program name or path")
+        server.command = command
+        server.args = _strings(table.get("args", []), f"{where}.args")
+        server.env = _table(table.get("env", {}), f"{where}.env")
+        if "cwd" in table:
+            if not isinstance(table["cwd"], str):
+                raise MCPConfigError(f"{where}.cwd must be a path")
+            server.cwd = table["cwd"]
+    else:
+        if not isinstance(url, str) or not url.startswith(("http://", "https://", "${")):
+            raise MCPConfigError(f"{where}.url must be an http:// or https:// URL")
+        server.url = url
+        server.headers = _table(table.get("headers", {}), f"{where}.headers")
+        transport = table.get("transport", table.get("type", "sse" if url.rstrip("/").endswith("/sse") else "http"))
+        if transport in ("streamable-http", "streamable_http"):
+            transport = "http"
+        if transport not in ("http", "sse"):
+            raise MCPConfigError(f"{where}.transport must be \"http\" or \"sse\" for a url")
+        server.transport = transport
+    enabled = table.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise MCPConfigError(f"{where}.enabled must be true or false")
+    server.enabled = enabled
+    server.startup_timeout = _seconds(table, "startup_timeout", server.startup_timeout, where)
+    server.tool_timeout = _seconds(table, "tool_timeout", server.tool_timeout, where)
+    if "tools" in table:
+        server.tools = _strings(table["tools"], f"{where}.tools")
+    server.disabled_tools = _strings(table.get("disabled_tools", []), f"{where}.disabled_tools")
+    server.approval = _approval(table.get("approval"), f"{where}.approval")
+    per_tool = table.get("tool", {})
+    if not isinstance(per_tool, dict):
+        raise MCPConfigError(f"{where}.tool must be a table of [{where}.tool.NAME] tables")
+    for tool, options in per_tool.items():
+        at = f"{where}.tool.{tool}"
+        if not isinstance(options, dict):
+            raise MCPConfigError(f"{at} must be a table")
+        server.tool[tool] = ToolOptions(_display(options.get("display", []), f"{at}.display"),
+                                        _approval(options.get("approval"), f"{at}.approval"))
+    return server
+
+
+def parse_servers(data: Any, where: str) -> dict[str, MCPServerConfig]:
+    """The ``[mcp]`` table of a config file."""
+    if not isinstance(data, dict):
+        raise MCPConfigError(f"{where}: [mcp] must be a table of [mcp.NAME] servers")
+    return {name: parse_server(name, table, f"{where}: mcp.{name}") for name, table in data.items()}
+
+
+def from_mcp_json(text: str, where: str) -> dict[str, dict[str, Any]]:
+    """The ``mcpServers`` of a Claude Desktop / ``.mcp.json`` / oterm file as
+    ``[mcp.NAME]`` tables (``${VAR}`` left as written). Each one is checked
+    by ``parse_server`` so an import never writes a table we would refuse."""
+    try:
+        document = json.loads(text)
+    except ValueError as exc:
+        raise MCPConfigError(f"{where}: not JSON ({exc})") from None
+    servers = document.get("mcpServers") if isinstance(document, dict) else None
+    if not isinstance(servers, dict):
+        raise MCPConfigError(f"{where}: no \"mcpServers\" object")
+    out: dict[str, dict[str, Any]] = {}
+    for name, entry in servers.items():
+        at = f"{where}: mcpServers.{name}"
+        if not isinstance(entry, dict):
+            raise MCPConfigError(f"{at} must be an object")
+        table: dict[str, Any] = {}
+        for key in ("command", "args", "env", "cwd", "url", "headers"):
+            if key in entry:
+                table[key] = entry[key]
+        kind = entry.get("type") or entry.get("transport")
+        if kind in ("sse",):
+            table["transport"] = "sse"
+        if entry.get("disabled") is True:
+            table["enabled"] = False
+        safe = re.sub(r"[^A-Za-z0-9_-]", "_", str(name))[:40] or "server"
+        parse_server(safe, table, at)
+        out[safe] = table
+    return out

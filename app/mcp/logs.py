@@ -1,0 +1,72 @@
+"""Each stdio server's stderr, in its own capped log in the data dir.
+
+A server's stderr is a pipe we read, not a file it writes: a chatty server
+(Claude Code once kept 64 MB of it per server) can fill its pipe but never our
+disk. The log keeps the first ``cap`` bytes of a run after the previous run's
+log is moved to ``NAME.log.1``; past the cap, one line says how much was
+dropped, written when the server's stderr closes.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import IO
+
+__all__ = ["ServerLog", "LOG_CAP"]
+
+LOG_CAP = 1024 * 1024
+
+
+class ServerLog:
+    def __init__(self, path: Path, cap: int = LOG_CAP) -> None:
+        self.path = path
+        self.cap = cap
+        self.dropped = 0
+        self._thread: threading.Thread | None = None
+
+    def open(self) -> IO[str]:
+        """A writable end to hand the child as its stderr; a thread copies
+        what arrives into the log, up to the cap."""
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if self.path.exists():
+            os.replace(self.path, self.path.with_name(self.path.name + ".1"))
+        read_fd, write_fd = os.pipe()
+        self.dropped = 0
+        self._thread = threading.Thread(target=self._copy, args=(read_fd,), daemon=True,
+                                        name=f"mcp-log-{self.path.stem}")
+        self._thread.start()
+        return os.fdopen(write_fd, "w", encoding="utf-8", errors="replace")
+
+    def _copy(self, read_fd: int) -> None:
+        written = 0
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            while True:
+                chunk = os.read(read_fd, 65536)
+                if not chunk:
+                    break
+                room = self.cap - written
+                if room > 0:
+                    os.write(fd, chunk[:room])
+                    written += min(room, len(chunk))
+                self.dropped += max(0, len(chunk) - max(room, 0))
+            if self.dropped:
+                os.write(fd, f"\n[callstream: {self.dropped} more bytes of stderr dropped at the "
+                             f"{self.cap}-byte cap]\n".encode())
+        finally:
+            os.close(fd)
+            os.close(read_fd)
+
+    def tail(self, lines: int = 5) -> str:
+        """The last lines of the log, for a failed server's reason."""
+        try:
+            with open(self.path, "rb") as handle:
+                handle.seek(0, os.SEEK_END)
+                size = handle.tell()
+                handle.seek(max(0, size - 4096))
+                text = handle.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        return "\n".join(text.strip().splitlines()[-lines:])

@@ -1,0 +1,78 @@
+"""An MCP ``CallToolResult`` as callstream's result text.
+
+Text content is the result. Image, audio and resource content is never
+pasted into the result (a base64 blob is no use to a card or a model): each
+becomes one inert line saying its kind, size and mime type. ``structuredContent``
+is kept, as JSON after the text, when the text does not already say it.
+``isError`` makes the call a failed one, its text the message.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["MappedResult", "map_result"]
+
+
+@dataclass(slots=True)
+class MappedResult:
+    text: str
+    is_error: bool
+    structured: Any = None
+
+
+def _size(data: str) -> int:
+    try:
+        return len(base64.b64decode(data, validate=False))
+    except (binascii.Error, ValueError):
+        return len(data)
+
+
+def _human(n: int) -> str:
+    return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB" if n < 1024 * 1024 else f"{n / 1048576:.1f} MB"
+
+
+def _line(block: Any) -> str:
+    kind = getattr(block, "type", "")
+    if kind == "text":
+        return str(block.text)
+    if kind in ("image", "audio"):
+        return f"[{kind}: {block.mime_type}, {_human(_size(block.data))}]"
+    if kind == "resource":
+        res = block.resource
+        mime = getattr(res, "mime_type", None) or "unknown type"
+        text = getattr(res, "text", None)
+        if text is not None:
+            return f"[resource {res.uri}: {mime}, {_human(len(text.encode()))}]\n{text}"
+        return f"[resource {res.uri}: {mime}, {_human(_size(getattr(res, 'blob', '')))}]"
+    if kind == "resource_link":
+        mime = getattr(block, "mime_type", None) or "unknown type"
+        return f"[resource link {block.uri}: {mime}]"
+    return f"[{kind or 'unknown'} content]"
+
+
+def map_result(result: Any) -> MappedResult:
+    lines = [_line(block) for block in (result.content or [])]
+    text = "\n".join(lines)
+    structured = getattr(result, "structured_content", None)
+    if structured is not None:
+        encoded = json.dumps(structured, ensure_ascii=False, sort_keys=True)
+        if not text:
+            text = encoded
+        elif not _says(text, structured):
+            text = f"{text}\n{encoded}"
+    return MappedResult(text, bool(result.is_error), structured)
+
+
+def _says(text: str, structured: Any) -> bool:
+    """The text is the structured value already (servers often send both)."""
+    try:
+        if json.loads(text) == structured:
+            return True
+    except ValueError:
+        pass
+    return isinstance(structured, dict) and list(structured) == ["result"] and structured["result"] == text
