@@ -20,7 +20,7 @@ import pytest
 
 from app.chat.providers import Endpoint
 from app.chat.session import ChatSession
-from app.ledger import Ledger
+from app.ledger import SqliteLedger as Ledger
 from app.mcp import MCPConfigError, expand, from_mcp_json, open_hub, parse_servers, tool_name
 from app.mcp.names import MAX_NAME
 from app.mcp.results import map_result

@@ -13,7 +13,7 @@ import pytest
 
 from app.chat.providers import Endpoint
 from app.chat.session import ChatSession
-from app.ledger import Ledger
+from app.ledger import SqliteLedger as Ledger
 from app.mcp import open_hub, parse_servers
 from app.net.stream import Timeouts
 from app.stream.dialects.schemas import DIALECT_NAMES, problems
