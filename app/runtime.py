@@ -11,6 +11,7 @@ from .chat.providers import Endpoint, open_endpoint, register_configured_keys
 from .chat.session import ChatSession
 from .config import Config, ConfigError, ProviderProfile, load_config
 from .conversation import Assistant
+from .ids import InvalidId, check_id
 from .ledger import Ledger, open_ledger
 from .net.stream import Timeouts
 from .paths import data_dir
@@ -35,7 +36,10 @@ class Runtime:
         (its id, or a unique prefix of it). Raises ConfigError if not found."""
         stored: Conversation | None = None
         if conversation is not None:
-            stored = self.store.load(conversation)
+            try:
+                stored = self.store.load(check_id(conversation))
+            except InvalidId as exc:
+                raise ConfigError(str(exc)) from None
             if stored is None:
                 raise ConfigError(f"no stored conversation {conversation!r} (callstream transcripts lists them)")
         history = history_of(stored) if stored else []
@@ -54,7 +58,7 @@ class Runtime:
         session.stored = stored
         session.listeners.append(TranscriptWriter(self.store, session, self.profile.provider))
         if self.config.record:
-            path = data_dir() / "recordings" / f"{session.conversation}.ndjson"
+            path = data_dir() / "recordings" / f"{check_id(session.conversation)}.ndjson"
             session.recorder = RecordingWriter(path, {
                 "conversation": session.conversation, "team": self.config.team, "dialect": self.endpoint.dialect,
                 "provider": self.profile.provider, "model": self.endpoint.model,

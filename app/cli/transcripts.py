@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -64,13 +63,18 @@ def transcripts_cmd(as_json: bool) -> int:
 
 def export_cmd(conversation: str, form: str) -> int:
     from ..config import ConfigError, load_config
+    from ..ids import InvalidId
     from ..paths import data_dir
     from ..store.transcripts import export_document, markdown_of
     from ..tools.registry import Registry
 
     store = _store()
-    stored = store.load(conversation)
-    store.close()
+    try:
+        stored = store.load(conversation)
+    except InvalidId as exc:
+        return fail(str(exc))
+    finally:
+        store.close()
     if stored is None:
         return fail(f"no stored conversation {conversation!r} (callstream transcripts lists them)")
     if form == "json":
@@ -95,13 +99,16 @@ def export_cmd(conversation: str, form: str) -> int:
 
 def import_cmd(file: str) -> int:
     from ..store.transcripts import ImportError_, import_document
+    from ..stream.limits import loads
 
     try:
-        document = json.loads(Path(file).read_text(encoding="utf-8"))
+        document = loads(Path(file).read_text(encoding="utf-8"))
     except OSError as exc:
         return fail(f"cannot read {file}: {exc.strerror or exc}")
+    except UnicodeDecodeError:
+        return fail(f"{file} is not a text file (an export is UTF-8 JSON)")
     except ValueError as exc:
-        return fail(f"{file} is not JSON: {exc}")
+        return fail(f"{file} is not JSON that callstream reads: {exc}")
     store = _store()
     try:
         conversation = import_document(store, document)

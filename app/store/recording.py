@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import os
 import time
 from collections.abc import Callable
@@ -29,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..ids import InvalidId, check_id
+from ..stream.limits import loads
 from ..stream.redact import redact, redact_bytes, straddles
 
 __all__ = ["RecordingWriter", "Recording", "RecordingError", "read_recording", "FORMAT"]
@@ -111,38 +114,102 @@ class Recording:
         return str(self.header.get("dialect") or "auto")
 
 
+_KNOWN_DIALECTS = ("openai-chat", "openai-responses", "anthropic", "gemini", "auto")
+#: Header fields that become session settings, and the range each may take.
+_HEADER_INTS = {"retries": (0, 10), "max_rounds": (1, 100)}
+_MAX_TURN = 10**9
+
+
+def _header(path: Path, header: dict[str, Any]) -> dict[str, Any]:
+    """The header's fields that drive a replay, checked: a hostile recording
+    names a dialect like ``../../etc`` or an id that is a path."""
+    if header.get("version") != 1:
+        raise RecordingError(f"{path}: unsupported recording version {header.get('version')!r}")
+    dialect = header.get("dialect", "auto")
+    if dialect is not None and dialect not in _KNOWN_DIALECTS:
+        raise RecordingError(f"{path}: the header names an unknown dialect {str(dialect)[:40]!r} "
+                             f"(known: {', '.join(_KNOWN_DIALECTS)})")
+    if "conversation" in header:
+        try:
+            check_id(header["conversation"])
+        except InvalidId as exc:
+            raise RecordingError(f"{path}: {exc}") from None
+    for name, (low, high) in _HEADER_INTS.items():
+        value = header.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high):
+            raise RecordingError(f"{path}: the header's {name} must be a whole number from {low} to {high}")
+    if header.get("team") is not None and not isinstance(header.get("team"), str):
+        raise RecordingError(f"{path}: the header's team must be a string")
+    return header
+
+
+def _marker(value: dict[str, Any]) -> str | None:
+    """What is wrong with a marker a replay reads, or None."""
+    for name in ("turn", "attempt"):
+        if name in value:
+            number = value[name]
+            if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= _MAX_TURN:
+                return f"its {name} is not a turn number"
+    if value.get("kind") == "results":
+        calls = value.get("calls", [])
+        if not isinstance(calls, list) or not all(isinstance(c, dict) for c in calls):
+            return "its calls are not a list of calls"
+    return None
+
+
 def read_recording(path: Path, even_interval: float = 0.01, even_chunk: int = 256) -> Recording:
-    """A recording, or a raw SSE capture read as one with even timing."""
+    """A recording, or a raw SSE capture read as one with even timing.
+
+    Every line is checked before a replay sees it: an interval that is not a
+    finite number of seconds (``NaN``, ``1e400``), bad base64, nesting deeper
+    than the one depth limit, or a marker with an impossible turn number is a
+    ``RecordingError`` naming the line, never a hang or a traceback."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise RecordingError(f"cannot read {path}: {exc.strerror or exc}") from None
     first = data.split(b"\n", 1)[0]
     try:
-        header = json.loads(first) if first.strip().startswith(b"{") else None
+        header = loads(first) if first.strip().startswith(b"{") else None
     except ValueError:
         header = None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         return _raw(data, even_interval, even_chunk)
-    if header.get("version") != 1:
-        raise RecordingError(f"{path}: unsupported recording version {header.get('version')!r}")
-    recording = Recording(header)
+    recording = Recording(_header(path, header))
     now = 0.0
-    for number, line in enumerate(data.split(b"\n")[1:], start=2):
+    lines = data.split(b"\n")
+    last = len(lines)
+    for number, line in enumerate(lines[1:], start=2):
         if not line.strip():
             continue
         try:
-            interval, kind, value = json.loads(line)
-            now += float(interval)
+            event = loads(line)
+            if not isinstance(event, list) or len(event) != 3:
+                raise ValueError("not an [interval, kind, data] triple")
+            interval, kind, value = event
+            if isinstance(interval, bool) or not isinstance(interval, int | float) or not math.isfinite(interval) \
+                    or interval < 0:
+                raise ValueError(f"the interval {str(interval)[:20]} is not a finite number of seconds")
+            if kind == "o" and not isinstance(value, str):
+                raise ValueError("a chunk that is not text")
+            if kind == "b":
+                if not isinstance(value, str):
+                    raise ValueError("a chunk that is not base64 text")
+                chunk = base64.b64decode(value, validate=True)
+            if kind == "m" and isinstance(value, dict):
+                problem = _marker(value)
+                if problem:
+                    raise ValueError(f"a marker: {problem}")
         except (ValueError, TypeError) as exc:
             # a torn last line (the process died mid-write) ends the recording
-            if number == data.count(b"\n") + 1:
+            if number == last:
                 break
             raise RecordingError(f"{path}: line {number} is not a recording event ({exc})") from None
+        now += float(interval)
         if kind == "o":
-            recording.events.append((now, "o", str(value).encode("utf-8")))
+            recording.events.append((now, "o", value.encode("utf-8")))
         elif kind == "b":
-            recording.events.append((now, "o", base64.b64decode(value)))
+            recording.events.append((now, "o", chunk))
         elif kind == "m" and isinstance(value, dict):
             recording.events.append((now, "m", value))
     return recording

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -37,7 +38,9 @@ from ..chat.events import (
 from ..chat.session import ANSWERED, ChatSession, interruption_note
 from ..conversation import Assistant, CallRecord, Entry, ToolResult, User
 from ..dbfile import connect
-from ..stream import Block, ToolCallBlock, Turn, block_from_record, block_record
+from ..ids import InvalidId, check_id
+from ..stream import Block, TextBlock, ToolCallBlock, Turn, block_from_record, block_record
+from ..stream.limits import TooDeep, check_depth, loads
 from ..tools.dispatcher import UNKNOWN_OUTCOME
 
 __all__ = ["Store", "StoredTurn", "StoredUser", "Conversation", "TranscriptWriter", "history_of", "export_document",
@@ -231,9 +234,12 @@ class Store:
         return [dict(row) for row in self._db.execute(sql, params)]
 
     def load(self, conversation: str) -> Conversation | None:
+        """A conversation by its id or a unique prefix; ``InvalidId`` for an id outside the alphabet."""
+        check_id(conversation)
         row = self._db.execute("SELECT * FROM conversations WHERE id = ?", (conversation,)).fetchone()
         if row is None:
-            matches = self._db.execute("SELECT * FROM conversations WHERE id LIKE ?", (conversation + "%",)).fetchall()
+            matches = self._db.execute("SELECT * FROM conversations WHERE substr(id, 1, ?) = ?",
+                                       (len(conversation), conversation)).fetchall()
             if len(matches) != 1:
                 return None
             row = matches[0]
@@ -247,7 +253,7 @@ class Store:
                 result.items.append(StoredUser(entry["seq"], entry["text"] or "", entry["exchange"],
                                                entry["exchange_message"]))
                 continue
-            records = [block_from_record(json.loads(rec)) for _, rec in sorted(blocks.get(entry["seq"], []))]
+            records = [_stored_block(rec) for _, rec in sorted(blocks.get(entry["seq"], []))]
             stored = StoredTurn(entry["seq"], entry["turn"], records, entry["attempts"], entry["outcome"],
                                 entry["stop_reason"], entry["error"], entry["cause"], entry["note"],
                                 json.loads(entry["failures"] or "[]"))
@@ -255,6 +261,14 @@ class Store:
                 _mark_killed(stored)
             result.items.append(stored)
         return result
+
+
+def _stored_block(record: str) -> Block:
+    """A stored block; one that cannot be read shows as a line saying so (the rest of the turn still opens)."""
+    try:
+        return block_from_record(loads(record))
+    except ValueError as exc:
+        return TextBlock(f"[this block could not be read back: {exc}]")
 
 
 def _mark_killed(turn: StoredTurn) -> None:
@@ -393,50 +407,101 @@ class ImportError_(ValueError):
     """The file is not a callstream transcript export; the message says why."""
 
 
+_MAX_TURN = 10**9
+
+
+def _number(value: Any, where: str, default: float) -> float:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ImportError_(f"{where} must be a finite number of seconds (got {str(value)[:40]!r})")
+    return float(value)
+
+
+def _whole(value: Any, where: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ImportError_(f"{where} must be a whole number from {low} to {high} (got {str(value)[:40]!r})")
+    return value
+
+
+def _optional_text(item: dict[str, Any], name: str, where: str) -> str | None:
+    value = item.get(name)
+    if value is not None and not isinstance(value, str):
+        raise ImportError_(f"{where}.{name} must be text")
+    return value
+
+
 def import_document(store: Store, document: Any) -> str:
-    """Store an exported transcript; returns its conversation id."""
+    """Store an exported transcript; returns its conversation id. Every field
+    is checked before anything is written (a wrong one is an ``ImportError_``
+    naming it), and the whole import is one transaction: nothing half-stored."""
+    try:
+        check_depth(document)
+    except TooDeep as exc:
+        raise ImportError_(f"the transcript is nested too deep ({exc})") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ImportError_("not a callstream transcript export (no \"format\": \"callstream-transcript\")")
     if document.get("version") != 1:
-        raise ImportError_(f"unsupported transcript version {document.get('version')!r}")
+        raise ImportError_(f"unsupported transcript version {str(document.get('version'))[:20]!r}")
     meta = document.get("conversation")
     items = document.get("items")
     if not isinstance(meta, dict) or not isinstance(items, list) or not isinstance(meta.get("id"), str):
         raise ImportError_("the transcript has no conversation id or no items")
-    conversation = meta["id"]
+    try:
+        conversation = check_id(meta["id"])
+    except InvalidId as exc:
+        raise ImportError_(str(exc)) from None
+    now = time.time()
+    created = _number(meta.get("created"), "conversation.created", now)
+    updated = _number(meta.get("updated"), "conversation.updated", now)
+    rows: list[tuple[str, dict[str, Any], list[Block]]] = []
+    for seq, item in enumerate(items):
+        where = f"item {seq}"
+        if not isinstance(item, dict) or item.get("kind") not in ("user", "turn"):
+            raise ImportError_(f"{where} is neither a user message nor a turn")
+        for name in ("text", "exchange", "exchange_message", "outcome", "stop_reason", "error", "cause", "note"):
+            _optional_text(item, name, where)
+        if item["kind"] == "turn":
+            _whole(item.get("turn"), f"{where}.turn", 0, _MAX_TURN)
+            _whole(item.get("attempts", 1), f"{where}.attempts", 0, 1000)
+            failures = item.get("failures", [])
+            if not isinstance(failures, list) or not all(isinstance(f, str) for f in failures):
+                raise ImportError_(f"{where}.failures must be a list of lines")
+            records = item.get("blocks", [])
+            if not isinstance(records, list):
+                raise ImportError_(f"{where}.blocks must be a list")
+            try:
+                blocks = [block_from_record(b) for b in records]
+            except (TypeError, ValueError) as exc:
+                raise ImportError_(f"{where} has a damaged block: {exc}") from None
+            rows.append(("turn", item, blocks))
+        else:
+            rows.append(("user", item, []))
     existing = store.load(conversation)
     if existing is not None and existing.id == conversation:
         raise ImportError_(f"conversation {conversation} is already stored")
-    try:
-        with store.transaction():
-            store._db.execute("INSERT INTO conversations VALUES (?, ?, ?, ?, ?, ?, ?)",
-                              (conversation, str(meta.get("title", "")), float(meta.get("created", time.time())),
-                               float(meta.get("updated", time.time())), str(meta.get("provider", "")),
-                               str(meta.get("model", "")), str(meta.get("dialect", ""))))
-            for seq, item in enumerate(items):
-                if item.get("kind") == "user":
-                    store._db.execute(
-                        "INSERT INTO entries (conversation, seq, kind, text, state, exchange, exchange_message, "
-                        "started) VALUES (?, ?, 'user', ?, 'done', ?, ?, ?)",
-                        (conversation, seq, str(item.get("text", "")), item.get("exchange"),
-                         item.get("exchange_message"), time.time()))
-                elif item.get("kind") == "turn":
-                    blocks = [block_from_record(b) for b in item.get("blocks", [])]
-                    store._db.execute(
-                        "INSERT INTO entries (conversation, seq, kind, turn, state, attempts, outcome, stop_reason, "
-                        "error, cause, note, failures, started, finished) VALUES (?, ?, 'turn', ?, 'done', ?, ?, ?, ?, "
-                        "?, ?, ?, ?, ?)",
-                        (conversation, seq, int(item["turn"]), int(item.get("attempts", 1)), item.get("outcome"),
-                         item.get("stop_reason"), item.get("error"), item.get("cause"), item.get("note"),
-                         json.dumps(list(item.get("failures", []))), time.time(), time.time()))
-                    for index, block in enumerate(blocks):
-                        store.put_block(conversation, seq, index, block)
-                else:
-                    raise ImportError_(f"item {seq} is neither a user message nor a turn")
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        if isinstance(exc, ImportError_):
-            raise
-        raise ImportError_(f"the transcript is damaged: {exc}") from None
+    with store.transaction():
+        store._db.execute("INSERT INTO conversations (id, title, created, updated, provider, model, dialect) "
+                          "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                          (conversation, str(meta.get("title", "")), created, updated, str(meta.get("provider", "")),
+                           str(meta.get("model", "")), str(meta.get("dialect", ""))))
+        for seq, (kind, item, blocks) in enumerate(rows):
+            if kind == "user":
+                store._db.execute(
+                    "INSERT INTO entries (conversation, seq, kind, text, state, exchange, exchange_message, "
+                    "started) VALUES (?, ?, 'user', ?, 'done', ?, ?, ?)",
+                    (conversation, seq, item.get("text") or "", item.get("exchange"), item.get("exchange_message"),
+                     now))
+                continue
+            store._db.execute(
+                "INSERT INTO entries (conversation, seq, kind, turn, state, attempts, outcome, stop_reason, "
+                "error, cause, note, failures, started, finished) VALUES (?, ?, 'turn', ?, 'done', ?, ?, ?, ?, "
+                "?, ?, ?, ?, ?)",
+                (conversation, seq, item["turn"], item.get("attempts", 1), item.get("outcome"),
+                 item.get("stop_reason"), item.get("error"), item.get("cause"), item.get("note"),
+                 json.dumps(item.get("failures", [])), now, now))
+            for index, block in enumerate(blocks):
+                store.put_block(conversation, seq, index, block)
     return conversation
 
 

@@ -6,6 +6,7 @@ same shape, so what was shown is what is saved is what is replayed.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -32,6 +33,7 @@ Outcome = Literal["complete", "cut_off", "malformed", "truncated", "provider_err
 #: (claimed in the ledger, no result recorded).
 CallState = Literal["preparing", "waiting", "running", "ran", "failed", "rejected", "not run", "unknown"]
 TERMINAL_STATES: frozenset[str] = frozenset({"ran", "failed", "rejected", "not run", "unknown"})
+_STATES: frozenset[str] = TERMINAL_STATES | {"preparing", "waiting", "running"}
 
 
 class _Prose:
@@ -232,35 +234,52 @@ def block_record(block: Block) -> dict[str, Any]:
     return record
 
 
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _time(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
 def block_from_record(record: dict[str, Any]) -> Block:
-    """The inverse of ``block_record`` (a stored block, ready to render)."""
+    """The inverse of ``block_record`` (a stored block, ready to render).
+    A record from an import may hold anything: a field of the wrong type is
+    dropped rather than carried into a widget, and an unknown state is ``not run``."""
+    if not isinstance(record, dict):
+        raise ValueError("a block that is not an object")
     kind = record.get("type")
     if kind == "text":
         return TextBlock(str(record.get("text", "")))
     if kind == "reasoning":
         return ReasoningBlock(str(record.get("text", "")))
     if kind != "tool_call":
-        raise ValueError(f"unknown block type {kind!r}")
+        raise ValueError(f"unknown block type {str(kind)[:40]!r}")
     raw = str(record.get("arguments_raw", ""))
     arguments = record.get("arguments")
+    state = record.get("state", "preparing")
+    timings = record.get("timings")
     call = ToolCallBlock(
-        id=record.get("id"),
+        id=_text(record.get("id")),
         name=str(record.get("name", "")),
         fragments=[raw] if raw else [],
         size=len(raw),
         ended=bool(record.get("ended", record.get("final", False))),
         final=bool(record.get("final", False)),
         arguments=arguments if isinstance(arguments, dict) else None,
-        problem=record.get("problem"),
+        problem=_text(record.get("problem")),
         provider_executed=bool(record.get("provider_executed", False)),
         provider_result=record.get("provider_result"),
-        announced_at=record.get("announced_at"),
-        ended_at=record.get("ended_at"),
-        state=record.get("state", "preparing"),
-        result=record.get("result"),
+        announced_at=_time(record.get("announced_at")),
+        ended_at=_time(record.get("ended_at")),
+        state=state if state in _STATES else "not run",
+        result=_text(record.get("result")),
         reused=bool(record.get("reused", False)),
-        summary=record.get("summary"),
-        key=record.get("key"),
-        timings={str(k): float(v) for k, v in (record.get("timings") or {}).items()},
+        summary=_text(record.get("summary")),
+        key=_text(record.get("key")),
+        timings={str(k): t for k, v in (timings.items() if isinstance(timings, dict) else ())
+                 if (t := _time(v)) is not None},
     )
     return call

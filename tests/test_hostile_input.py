@@ -1,0 +1,224 @@
+"""Hostile input at the command line, one test per input (issue 13's first
+proof): each ends in a stated failure — its words, its exit code, no
+traceback — and the conversation saved before it is still there, unchanged.
+
+``saved`` makes a real conversation with the embedded demo model first.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+class Saved:
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.data = home / "home"
+        code, out, err = run("ask", "Look up order A-1042", "--json")
+        assert code == 0, err
+        self.id = json.loads(out)["conversation"]
+        self.export = self.exported()
+
+    def exported(self) -> str:
+        code, out, err = run("export", self.id)
+        assert code == 0, err
+        return out
+
+    def intact(self) -> None:
+        """What was saved before is still there, unchanged, and nothing else was stored."""
+        assert self.exported() == self.export
+        code, out, _ = run("transcripts", "--json")
+        assert code == 0 and [row["id"] for row in json.loads(out)] == [self.id]
+
+
+@pytest.fixture
+def saved(home: Path) -> Iterator[Saved]:
+    (home / "config.toml").write_text('[providers.demo]\nprovider = "demo"\nspeed = 0\n')
+    yield Saved(home)
+
+
+def stated(result: tuple[int, str, str], code: int, *words: str) -> str:
+    got, out, err = result
+    assert "Traceback" not in out + err
+    assert got == code, (got, out, err)
+    for word in words:
+        assert word in err, (word, err)
+    assert len([line for line in err.splitlines() if line.strip()]) == 1, err
+    return err
+
+
+def _export_with(saved: Saved, tmp: Path, change: dict[str, object] | None = None,
+                 item: dict[str, object] | None = None) -> Path:
+    document = json.loads(saved.export)
+    document["conversation"]["id"] = "f" * 32
+    document["conversation"].update(change or {})
+    if item is not None:
+        turn = next(i for i in document["items"] if i["kind"] == "turn")
+        turn.update(item)
+    path = tmp / "hostile.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+# -- ids are never paths ------------------------------------------------------------
+
+def test_import_whose_id_climbs_out_of_the_data_dir_is_refused(saved: Saved, tmp_path: Path) -> None:
+    path = _export_with(saved, tmp_path, {"id": "../../outside"})
+    stated(run("import", str(path)), 2, "conversation id '../../outside' is not valid",
+           "ASCII letters, digits, '_' and '-'")
+    saved.intact()
+    code, _, err = run("ask", "again", "--conversation", "../../outside")
+    assert code == 2 and "is not valid" in err
+    assert not (tmp_path / "outside.ndjson").exists() and not (saved.data.parent / "outside.ndjson").exists()
+
+
+def test_import_whose_id_is_an_absolute_path_is_refused(saved: Saved, tmp_path: Path) -> None:
+    path = _export_with(saved, tmp_path, {"id": str(tmp_path / "abs")})
+    stated(run("import", str(path)), 2, "is not valid")
+    saved.intact()
+    assert not list(tmp_path.glob("abs*"))
+
+
+def test_ask_conversation_that_is_a_path_is_refused(saved: Saved) -> None:
+    stated(run("ask", "hi", "--conversation", "../x"), 2, "conversation id '../x' is not valid")
+    saved.intact()
+
+
+def test_export_id_that_is_a_path_is_refused(saved: Saved) -> None:
+    stated(run("export", "/etc/passwd"), 2, "conversation id '/etc/passwd' is not valid")
+    saved.intact()
+
+
+def test_export_prefix_with_a_like_wildcard_matches_nothing(saved: Saved) -> None:
+    stated(run("export", "_" * 4), 2, "no stored conversation '____'")
+    saved.intact()
+
+
+# -- imports ----------------------------------------------------------------------------
+
+def test_import_of_a_hundred_thousand_deep_document(saved: Saved, tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    stated(run("import", str(path)), 2, "is not JSON that callstream reads", "nesting deeper than 100 levels")
+    saved.intact()
+
+
+def test_import_with_a_turn_of_ten_to_the_thirty(saved: Saved, tmp_path: Path) -> None:
+    path = _export_with(saved, tmp_path, item={"turn": 10**30})
+    stated(run("import", str(path)), 2, "item 1.turn must be a whole number from 0 to 1000000000")
+    saved.intact()
+
+
+def test_import_with_created_nan(saved: Saved, tmp_path: Path) -> None:
+    path = _export_with(saved, tmp_path, {"created": "nan"})
+    stated(run("import", str(path)), 2, "conversation.created must be a finite number of seconds")
+    saved.intact()
+
+
+def test_import_with_a_block_that_is_not_an_object(saved: Saved, tmp_path: Path) -> None:
+    path = _export_with(saved, tmp_path, item={"blocks": [5]})
+    stated(run("import", str(path)), 2, "item 1 has a damaged block: a block that is not an object")
+    saved.intact()
+
+
+def test_import_of_a_file_that_is_not_text(saved: Saved, tmp_path: Path) -> None:
+    path = tmp_path / "binary.json"
+    path.write_bytes(b"\xff\xfe\x00garbage")
+    stated(run("import", str(path)), 2, "is not a text file")
+    saved.intact()
+
+
+# -- recordings ------------------------------------------------------------------------
+
+def _recording(tmp: Path, *lines: object, header: dict[str, object] | None = None) -> Path:
+    head = {"format": "callstream-recording", "version": 1, "dialect": "openai-chat", **(header or {})}
+    path = tmp / "hostile.ndjson"
+    path.write_text("\n".join([json.dumps(head), *(line if isinstance(line, str) else json.dumps(line)
+                                                   for line in lines)]) + "\n")
+    return path
+
+
+def test_recording_with_a_nan_interval(saved: Saved, tmp_path: Path) -> None:
+    path = _recording(tmp_path, '[NaN, "o", "data: x\\n\\n"]', [0, "m", {"kind": "user", "text": "x"}])
+    stated(run("replay", str(path), "--headless", "--idle-limit", "1"), 2,
+           "line 2 is not a recording event", "not a finite number of seconds")
+    saved.intact()
+
+
+def test_recording_with_an_interval_of_1e400(saved: Saved, tmp_path: Path) -> None:
+    path = _recording(tmp_path, '[1e400, "o", "data: x\\n\\n"]', [0, "m", {"kind": "user", "text": "x"}])
+    stated(run("replay", str(path), "--headless", "--idle-limit", "1"), 2, "line 2", "not a finite number")
+    saved.intact()
+
+
+def test_recording_with_bad_base64(saved: Saved, tmp_path: Path) -> None:
+    path = _recording(tmp_path, [0, "b", "!!!not base64!!!"], [0, "m", {"kind": "user", "text": "x"}])
+    stated(run("replay", str(path), "--headless"), 2, "line 2 is not a recording event")
+    saved.intact()
+
+
+def test_recording_with_a_hundred_thousand_deep_line(saved: Saved, tmp_path: Path) -> None:
+    path = _recording(tmp_path, "[" * 100_000 + "]" * 100_000, [0, "m", {"kind": "user", "text": "x"}])
+    stated(run("replay", str(path), "--headless"), 2, "line 2", "nesting deeper than 100 levels")
+    saved.intact()
+
+
+def test_recording_whose_header_dialect_is_a_path(saved: Saved, tmp_path: Path) -> None:
+    path = _recording(tmp_path, [0, "m", {"kind": "user", "text": "x"}], header={"dialect": "../../etc"})
+    stated(run("replay", str(path), "--headless"), 2, "unknown dialect '../../etc'")
+    saved.intact()
+
+
+def test_recording_whose_conversation_id_is_a_path(saved: Saved, tmp_path: Path) -> None:
+    path = _recording(tmp_path, [0, "m", {"kind": "user", "text": "x"}], header={"conversation": "../../x"})
+    stated(run("replay", str(path), "--headless"), 2, "conversation id '../../x' is not valid")
+    saved.intact()
+
+
+def test_recording_with_an_impossible_turn_number(saved: Saved, tmp_path: Path) -> None:
+    path = _recording(tmp_path, [0, "m", {"kind": "turn", "turn": 10**30, "request": None}])
+    stated(run("replay", str(path), "--headless"), 2, "line 2", "its turn is not a turn number")
+    saved.intact()
+
+
+def test_recording_with_retries_that_are_not_a_number(saved: Saved, tmp_path: Path) -> None:
+    path = _recording(tmp_path, [0, "m", {"kind": "user", "text": "x"}], header={"retries": "many"})
+    stated(run("replay", str(path), "--headless"), 2, "retries must be a whole number from 0 to 10")
+    saved.intact()
+
+
+def test_a_torn_last_line_still_replays(saved: Saved, tmp_path: Path) -> None:
+    path = _recording(tmp_path, [0, "m", {"kind": "user", "text": "x"}])
+    with path.open("a") as f:
+        f.write('[0.1, "o", "data: {\\"cho')
+    code, _, err = run("replay", str(path), "--headless")
+    assert code == 0 and "Traceback" not in err
+    saved.intact()
+
+
+def test_recording_chunks_in_base64_replay_as_bytes(saved: Saved, tmp_path: Path) -> None:
+    body = b'data: {"choices":[{"index":0,"delta":{"content":"\xc3\xa9"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+    path = _recording(tmp_path, [0, "m", {"kind": "user", "text": "x"}],
+                      [0, "m", {"kind": "turn", "turn": 0, "request": None}],
+                      [0, "m", {"kind": "attempt", "turn": 0, "attempt": 1}],
+                      [0, "b", base64.b64encode(body[:60]).decode()], [0, "b", base64.b64encode(body[60:]).decode()],
+                      [0, "m", {"kind": "end", "turn": 0, "attempt": 1, "cause": "eof"}])
+    code, out, err = run("replay", str(path), "--headless")
+    assert code == 0, err
+    assert "é" in out
