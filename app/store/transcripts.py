@@ -414,20 +414,20 @@ def _number(value: Any, where: str, default: float) -> float:
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ImportError_(f"{where} must be a finite number of seconds (got {str(value)[:40]!r})")
+        raise ImportError_(f"the transcript is damaged: {where} must be a finite number of seconds (got {str(value)[:40]!r})")
     return float(value)
 
 
 def _whole(value: Any, where: str, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ImportError_(f"{where} must be a whole number from {low} to {high} (got {str(value)[:40]!r})")
+        raise ImportError_(f"the transcript is damaged: {where} must be a whole number from {low} to {high} (got {str(value)[:40]!r})")
     return value
 
 
 def _optional_text(item: dict[str, Any], name: str, where: str) -> str | None:
     value = item.get(name)
     if value is not None and not isinstance(value, str):
-        raise ImportError_(f"{where}.{name} must be text")
+        raise ImportError_(f"the transcript is damaged: {where}.{name} must be text")
     return value
 
 
@@ -458,7 +458,7 @@ def import_document(store: Store, document: Any) -> str:
     for seq, item in enumerate(items):
         where = f"item {seq}"
         if not isinstance(item, dict) or item.get("kind") not in ("user", "turn"):
-            raise ImportError_(f"{where} is neither a user message nor a turn")
+            raise ImportError_(f"the transcript is damaged: {where} is neither a user message nor a turn")
         for name in ("text", "exchange", "exchange_message", "outcome", "stop_reason", "error", "cause", "note"):
             _optional_text(item, name, where)
         if item["kind"] == "turn":
@@ -466,14 +466,14 @@ def import_document(store: Store, document: Any) -> str:
             _whole(item.get("attempts", 1), f"{where}.attempts", 0, 1000)
             failures = item.get("failures", [])
             if not isinstance(failures, list) or not all(isinstance(f, str) for f in failures):
-                raise ImportError_(f"{where}.failures must be a list of lines")
+                raise ImportError_(f"the transcript is damaged: {where}.failures must be a list of lines")
             records = item.get("blocks", [])
             if not isinstance(records, list):
-                raise ImportError_(f"{where}.blocks must be a list")
+                raise ImportError_(f"the transcript is damaged: {where}.blocks must be a list")
             try:
                 blocks = [block_from_record(b) for b in records]
             except (TypeError, ValueError) as exc:
-                raise ImportError_(f"{where} has a damaged block: {exc}") from None
+                raise ImportError_(f"the transcript is damaged: {where} has a damaged block: {exc}") from None
             rows.append(("turn", item, blocks))
         else:
             rows.append(("user", item, []))
