@@ -414,13 +414,15 @@ def _number(value: Any, where: str, default: float) -> float:
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ImportError_(f"the transcript is damaged: {where} must be a finite number of seconds (got {str(value)[:40]!r})")
+        raise ImportError_(f"the transcript is damaged: {where} must be a finite number of seconds "
+                           f"(got {str(value)[:40]!r})")
     return float(value)
 
 
 def _whole(value: Any, where: str, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ImportError_(f"the transcript is damaged: {where} must be a whole number from {low} to {high} (got {str(value)[:40]!r})")
+        raise ImportError_(f"the transcript is damaged: {where} must be a whole number from {low} to {high} "
+                           f"(got {str(value)[:40]!r})")
     return value
 
 
