@@ -24,15 +24,26 @@ Example::
     display = [["text", "Note"]]
     parameters = { type = "object", properties = { text = { type = "string" } }, required = ["text"] }
 
+    system = "Answer briefly."        # the system prompt (``--system``, ``/system``)
+    [roles.reviewer]                  # ``--role reviewer``: a named system prompt
+    system = "Review the code you are shown."
+
+    [keys]                            # key bindings: binding id → keys
+    cancel = "escape,ctrl+c"
+
 Keys never live here: a profile names the environment variable that holds
 one; the ledger's password comes from the environment too (``PGPASSWORD`` or
 ``~/.pgpass``, read by libpq), never from this file. A config that cannot
 be read is a ``ConfigError`` with the file and the reason, shown to the
-user as one line (exit 2), never a traceback.
+user as one line (exit 2), never a traceback. A key this
+module does not know (a typo) is not an error but a warning naming it
+(``Config.warnings``), so a misspelled ``read_timout`` does not pass silently.
 """
 
 from __future__ import annotations
 
+import difflib
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +53,7 @@ from .mcp.config import MCPConfigError, MCPServerConfig, parse_servers
 from .paths import config_path
 
 __all__ = ["Config", "ConfigError", "url_has_password", "ProviderProfile", "CommandToolConfig", "load_config",
-           "DIALECT_NAMES"]
+           "DIALECT_NAMES", "KNOWN_KEYS"]
 
 DIALECT_NAMES = ("openai-chat", "openai-responses", "anthropic", "gemini", "demo")
 
@@ -74,6 +85,19 @@ _DEFAULT_MODEL = {
 DEMO_READ_TIMEOUT = 15.0
 
 
+#: The keys each kind of table may hold; anything else gets a warning naming it.
+#: A feature that reads a new key adds it here.
+KNOWN_KEYS: dict[str, set[str]] = {
+    "top": {"default", "record", "system", "theme", "providers", "tools", "roles", "keys", "recordings", "ledger",
+            "team", "ledger_lease", "mcp", "approval"},
+    "provider": {"provider", "model", "base_url", "key_env", "connect_timeout", "read_timeout", "deadline",
+                 "retries", "max_rounds", "options", "dialect", "speed", "tools", "system"},
+    "tool": {"command", "description", "parameters", "read_only", "display", "timeout", "approval"},
+    "role": {"system", "provider"},
+    "recordings": {"max_age_days", "max_mb"},
+}
+
+
 class ConfigError(ValueError):
     """The config file (or a command-line choice) cannot be used; says why."""
 
@@ -98,6 +122,11 @@ class ProviderProfile:
     demo_speed: float = 1.0
     #: Extra request fields (``[providers.NAME.options]``: temperature, top_p…).
     options: dict[str, Any] = field(default_factory=dict)
+    #: The tools this profile offers, by name; None: the demo's support tools
+    #: with the demo provider, else only the config's own ``[tools.*]``.
+    tools: list[str] | None = None
+    #: This profile's system prompt (the config's top-level ``system`` otherwise).
+    system: str | None = None
 
     @property
     def dialect(self) -> str:
@@ -129,6 +158,14 @@ class CommandToolConfig:
 
 
 @dataclass(slots=True)
+class Role:
+    name: str
+    system: str
+    #: A profile (or provider) the role uses, if it names one.
+    provider: str | None = None
+
+
+@dataclass(slots=True)
 class Config:
     path: Path | None = None
     default: str | None = None
@@ -148,6 +185,26 @@ class Config:
     #: ``[approval] allow / deny``: tool-name patterns (app/tools/approvals.py); deny beats allow.
     allow: list[str] = field(default_factory=list)
     deny: list[str] = field(default_factory=list)
+    #: The default system prompt.
+    system: str | None = None
+    #: Named roles (``[roles.NAME]``): a system prompt, optionally a profile.
+    roles: dict[str, Role] = field(default_factory=dict)
+    #: Key bindings: a binding id (``cancel``, ``retry``…) → comma-separated keys.
+    keys: dict[str, str] = field(default_factory=dict)
+    #: The theme when none was chosen in the palette yet.
+    theme: str | None = None
+    #: Recordings older than this many days are removed at start (None: kept).
+    recordings_max_age_days: float | None = None
+    #: The recordings directory is pruned, oldest first, to this many MB (None: no cap).
+    recordings_max_mb: float | None = None
+    #: Unknown keys (typos), one line each, for the CLI and the TUI to show.
+    warnings: list[str] = field(default_factory=list)
+
+    def role(self, name: str) -> Role:
+        if name not in self.roles:
+            known = ", ".join(self.roles) or "none are configured"
+            raise ConfigError(f"unknown role {name!r} (known: {known})")
+        return self.roles[name]
 
     def profile(self, name: str | None = None, provider: str | None = None, model: str | None = None,
                 base_url: str | None = None) -> ProviderProfile:
@@ -158,6 +215,7 @@ class Config:
             base = self.providers[chosen]
             profile = ProviderProfile(**{f: getattr(base, f) for f in ProviderProfile.__slots__})
             profile.options = dict(base.options)
+            profile.tools = list(base.tools) if base.tools is not None else None
         elif chosen:
             if chosen not in DIALECT_NAMES:
                 known = ", ".join([*DIALECT_NAMES, *self.providers])
@@ -185,9 +243,25 @@ def _float(table: dict[str, Any], key: str, default: float, where: str) -> float
     return float(value)
 
 
-def _provider(name: str, table: Any, where: str) -> ProviderProfile:
+def _check_keys(table: dict[str, Any], kind: str, where: str, warnings: list[str]) -> None:
+    known = KNOWN_KEYS[kind]
+    for key in table:
+        if key not in known:
+            close = difflib.get_close_matches(key, sorted(known), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(sorted(known))})"
+            warnings.append(f"{where}: unknown key {key!r}{hint}; it is ignored")
+
+
+def _string_list(value: Any, where: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where} must be a list of names")
+    return list(value)
+
+
+def _provider(name: str, table: Any, where: str, warnings: list[str] | None = None) -> ProviderProfile:
     if not isinstance(table, dict):
         raise ConfigError(f"{where} must be a table")
+    _check_keys(table, "provider", where, warnings if warnings is not None else [])
     provider = table.get("provider", "openai-chat")
     if provider not in DIALECT_NAMES:
         raise ConfigError(f"{where}.provider must be one of {', '.join(DIALECT_NAMES)}")
@@ -216,6 +290,12 @@ def _provider(name: str, table: Any, where: str) -> ProviderProfile:
     if not isinstance(options, dict):
         raise ConfigError(f"{where}.options must be a table of request fields")
     profile.options = dict(options)
+    if "tools" in table:
+        profile.tools = _string_list(table["tools"], f"{where}.tools")
+    if "system" in table:
+        if not isinstance(table["system"], str):
+            raise ConfigError(f"{where}.system must be a string")
+        profile.system = table["system"]
     if provider == "demo":
         profile.demo_dialect = str(table.get("dialect", "openai-chat"))
         if profile.demo_dialect not in DIALECT_NAMES[:4]:
@@ -224,9 +304,10 @@ def _provider(name: str, table: Any, where: str) -> ProviderProfile:
     return profile
 
 
-def _tool(name: str, table: Any, where: str) -> CommandToolConfig:
+def _tool(name: str, table: Any, where: str, warnings: list[str] | None = None) -> CommandToolConfig:
     if not isinstance(table, dict):
         raise ConfigError(f"{where} must be a table")
+    _check_keys(table, "tool", where, warnings if warnings is not None else [])
     command = table.get("command")
     if isinstance(command, str):
         import shlex
@@ -309,7 +390,11 @@ def _patterns(table: dict[str, Any], key: str, where: str) -> list[str]:
 
 
 def load_config(path: Path | None = None) -> Config:
-    """Read the config file; a missing file is an empty config."""
+    """Read the config file; a missing file is an empty config, unless
+    ``CALLSTREAM_CONFIG`` names it: a path the user chose that is not there
+    is a mistake to report, not a reason to fall back to the demo."""
+    if path is None and os.environ.get("CALLSTREAM_CONFIG") and not config_path().exists():
+        raise ConfigError(f"CALLSTREAM_CONFIG points at {config_path()}, which does not exist")
     path = path or config_path()
     if not path.exists():
         return Config(path=None)
@@ -320,6 +405,8 @@ def load_config(path: Path | None = None) -> Config:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
     config = Config(path=path)
+    warnings = config.warnings
+    _check_keys(data, "top", str(path), warnings)
     default = data.get("default")
     if default is not None and not isinstance(default, str):
         raise ConfigError(f"{path}: default must be a profile name")
@@ -334,9 +421,9 @@ def load_config(path: Path | None = None) -> Config:
     if not isinstance(providers, dict) or not isinstance(tools, dict):
         raise ConfigError(f"{path}: [providers] and [tools] must be tables")
     for name, table in providers.items():
-        config.providers[name] = _provider(name, table, f"{path}: providers.{name}")
+        config.providers[name] = _provider(name, table, f"{path}: providers.{name}", warnings)
     for name, table in tools.items():
-        config.tools[name] = _tool(name, table, f"{path}: tools.{name}")
+        config.tools[name] = _tool(name, table, f"{path}: tools.{name}", warnings)
     try:
         config.mcp = parse_servers(data.get("mcp", {}), str(path))
     except MCPConfigError as exc:
@@ -346,4 +433,53 @@ def load_config(path: Path | None = None) -> Config:
         raise ConfigError(f"{path}: [approval] must be a table with allow and deny lists")
     config.allow = _patterns(approval, "allow", f"{path}: approval")
     config.deny = _patterns(approval, "deny", f"{path}: approval")
+    for name, profile in config.providers.items():
+        for tool in profile.tools or []:
+            server = tool.split("__", 1)[0] if "__" in tool else None
+            if tool not in config.tools and tool not in BUILTIN_TOOL_NAMES and server not in config.mcp:
+                raise ConfigError(f"{path}: providers.{name}.tools names {tool!r}, which is neither a built-in "
+                                  f"tool ({', '.join(BUILTIN_TOOL_NAMES)}), a [tools.*] table nor an MCP "
+                                  "server's tool (server__tool)")
+    _extras(config, data, path)
     return config
+
+
+#: The demo's support-store tools (app/tools/builtin.py): offered with the demo
+#: provider, and elsewhere only when a profile lists them.
+BUILTIN_TOOL_NAMES = ("search_orders", "get_order", "create_ticket")
+
+
+def _extras(config: Config, data: dict[str, Any], path: Path) -> None:
+    """The everyday settings: system prompt, roles, key bindings, theme, recording limits."""
+    system = data.get("system")
+    if system is not None and not isinstance(system, str):
+        raise ConfigError(f"{path}: system must be a string")
+    config.system = system
+    theme = data.get("theme")
+    if theme is not None and not isinstance(theme, str):
+        raise ConfigError(f"{path}: theme must be a theme name")
+    config.theme = theme
+    roles = data.get("roles", {})
+    if not isinstance(roles, dict):
+        raise ConfigError(f"{path}: [roles] must be a table")
+    for name, table in roles.items():
+        where = f"{path}: roles.{name}"
+        if not isinstance(table, dict) or not isinstance(table.get("system"), str):
+            raise ConfigError(f"{where} needs system = \"…\" (the role's system prompt)")
+        _check_keys(table, "role", where, config.warnings)
+        provider = table.get("provider")
+        if provider is not None and not isinstance(provider, str):
+            raise ConfigError(f"{where}.provider must be a profile name")
+        config.roles[name] = Role(name, table["system"], provider)
+    keys = data.get("keys", {})
+    if not isinstance(keys, dict) or not all(isinstance(v, str) for v in keys.values()):
+        raise ConfigError(f"{path}: [keys] maps a binding id to keys, e.g. cancel = \"escape,ctrl+c\"")
+    config.keys = dict(keys)
+    recordings = data.get("recordings", {})
+    if not isinstance(recordings, dict):
+        raise ConfigError(f"{path}: [recordings] must be a table")
+    _check_keys(recordings, "recordings", f"{path}: recordings", config.warnings)
+    if "max_age_days" in recordings:
+        config.recordings_max_age_days = _float(recordings, "max_age_days", 0, f"{path}: recordings")
+    if "max_mb" in recordings:
+        config.recordings_max_mb = _float(recordings, "max_mb", 0, f"{path}: recordings")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from .chat.providers import Endpoint, open_endpoint, register_configured_keys
 from .chat.session import ChatSession
-from .config import Config, ConfigError, ProviderProfile, load_config
+from .config import BUILTIN_TOOL_NAMES, Config, ConfigError, ProviderProfile, load_config
 from .conversation import Assistant
 from .ids import InvalidId, check_id
 from .ledger import Ledger, open_ledger
@@ -19,7 +19,19 @@ from .store.recording import RecordingWriter
 from .store.transcripts import Conversation, Store, StoredTurn, TranscriptWriter, history_of
 from .tools.registry import Registry
 
-__all__ = ["Runtime", "open_runtime"]
+__all__ = ["Runtime", "open_runtime", "offered_tools"]
+
+
+def offered_tools(profile: ProviderProfile, config: Config) -> list[str]:
+    """The tools a conversation on ``profile`` offers: the ones it names, else
+    the demo's support tools only with the demo model (a real model has no
+    business with a fictional order store), plus the config's own tools."""
+    if profile.tools is not None:
+        return list(profile.tools)
+    own = list(config.tools)
+    if profile.provider == "demo":
+        return [*BUILTIN_TOOL_NAMES, *(t for t in own if t not in BUILTIN_TOOL_NAMES)]
+    return own
 
 
 @dataclass
@@ -30,6 +42,12 @@ class Runtime:
     registry: Registry
     ledger: Ledger
     store: Store
+    #: The system prompt new sessions start with (``--system``/``--role``, the profile, the config).
+    system: str | None = None
+
+    def offered(self, profile: ProviderProfile | None = None) -> Registry:
+        """The tools offered on ``profile`` (default: the runtime's), out of every tool known."""
+        return self.registry.only(offered_tools(profile or self.profile, self.config))
 
     def session(self, conversation: str | None = None, offer_tools: bool = True) -> ChatSession:
         """A session for a new conversation, or one continuing a stored one
@@ -44,8 +62,9 @@ class Runtime:
                 raise ConfigError(f"no stored conversation {conversation!r} (callstream transcripts lists them)")
         history = history_of(stored) if stored else []
         session = ChatSession(
-            self.endpoint, self.registry, self.ledger, stored.id if stored else uuid.uuid4().hex, history,
+            self.endpoint, self.offered(), self.ledger, stored.id if stored else uuid.uuid4().hex, history,
             retries=self.profile.retries, max_rounds=self.profile.max_rounds, offer_tools=offer_tools,
+            system=self.system,
             options=self.profile.options, first_turn=stored.next_turn if stored else None,
             timeouts=Timeouts(self.profile.connect_timeout, self.profile.read_timeout, self.profile.deadline),
             team=self.config.team)
@@ -72,12 +91,19 @@ class Runtime:
 
 
 def open_runtime(provider: str | None = None, model: str | None = None, base_url: str | None = None,
-                 config: Config | None = None, endpoint: Endpoint | None = None) -> Runtime:
+                 config: Config | None = None, endpoint: Endpoint | None = None, system: str | None = None,
+                 role: str | None = None) -> Runtime:
+    """``system`` (``--system``) beats ``role`` (``--role``, which may also pick a
+    profile) beats the profile's and then the config's system prompt."""
     config = config if config is not None else load_config()
     register_configured_keys(config)
+    chosen = config.role(role) if role else None
+    if chosen is not None and provider is None:
+        provider = chosen.provider
     profile = config.profile(provider=provider, model=model, base_url=base_url)
     endpoint = endpoint or open_endpoint(profile)
     home = data_dir()
     database = home / "callstream.db"
+    prompt = system or (chosen.system if chosen else None) or profile.system or config.system
     return Runtime(config, profile, endpoint, Registry.default(home, config), open_ledger(config, database),
-                   Store(database))
+                   Store(database), prompt)

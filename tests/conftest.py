@@ -54,7 +54,9 @@ def fixture_params() -> list[object]:
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private CALLSTREAM_HOME and CALLSTREAM_CONFIG for one test."""
+    """A private CALLSTREAM_HOME and CALLSTREAM_CONFIG (an empty file: a
+    CALLSTREAM_CONFIG naming a missing file is an error) for one test."""
     monkeypatch.setenv("CALLSTREAM_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("CALLSTREAM_CONFIG", str(tmp_path / "config.toml"))
+    (tmp_path / "config.toml").touch()
     return tmp_path

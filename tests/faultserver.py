@@ -31,6 +31,8 @@ class Reply:
     #: Pause ``pause`` seconds once ``pause_at`` body bytes are out.
     pause_at: int | None = None
     pause: float = 0.0
+    #: At ``pause_at``, wait until the test sets this (a state, not a time).
+    hold: threading.Event | None = None
 
 
 class FaultServer:
@@ -88,6 +90,8 @@ class FaultServer:
             for i, end in zip(points, [*points[1:], len(data)][: len(points)], strict=True):
                 if i == reply.pause_at:
                     await asyncio.sleep(reply.pause)
+                    if reply.hold is not None:
+                        await asyncio.to_thread(reply.hold.wait, 30)
                 piece = data[i:end]
                 writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
                 await writer.drain()

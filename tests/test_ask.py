@@ -90,7 +90,8 @@ def test_ask_bad_usage_and_configuration_exit_2(home: Path, monkeypatch: pytest.
 
 def test_ask_as_a_command(demo_config: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "app", "ask", "Show me order A-1042", "--provider",
-                             "demo-openai-chat", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+                             "demo-openai-chat", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=60,
+                            stdin=subprocess.DEVNULL)
     assert result.returncode == 0, result.stderr
     turns = json.loads(result.stdout)["turns"]
     assert turns[0]["blocks"][1]["name"] == "get_order" and turns[0]["blocks"][1]["state"] == "ran"
@@ -101,7 +102,8 @@ def test_ctrl_c_cancels_ask_as_a_stated_failure(demo_config: Path) -> None:
     import time
 
     process = subprocess.Popen([sys.executable, "-m", "app", "ask", "/demo slow", "--provider", "demo-anthropic"],
-                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               stdin=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     assert process.stdout is not None
     first = process.stdout.read(5)  # the preamble started streaming: the stall is next

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,16 @@ async def settle(app: CallstreamApp, pilot: Any) -> None:
     await pilot.pause(0.2)
 
 
+async def wait_for(pilot: Any, condition: Any, timeout: float = 20.0) -> None:
+    """Poll ``condition`` until it holds (a state, never a fixed time), or fail."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {getattr(condition, '__name__', condition)}")
+        await pilot.pause(0.02)
+
+
 def texts(app: CallstreamApp) -> str:
     """Everything the conversation widgets would show, as text."""
     out = []
@@ -99,29 +110,40 @@ async def test_a_call_caught_mid_formation(tmp_path: Path, request: pytest.Fixtu
     tail += encoder.finish("tool_use") + encoder.terminal()
     body = b"".join(head + tail)
     pause_at = len(b"".join(head))  # the customer closed, the status still streaming
+    hold = threading.Event()
     with FaultServer() as server:
-        server.replies.append(Reply(body, chunk=16, pause_at=pause_at, pause=3.0))
+        # the server holds the stream at that point until the snapshot is taken: the test
+        # waits for the card's state, and no timer can move the screen on under it
+        server.replies.append(Reply(body, chunk=16, pause_at=pause_at, hold=hold))
         endpoint = Endpoint("anthropic", server.url, "m", "test")
         app = make_app(config=Config(), endpoint=endpoint)
         app.cursor_blink = False
-        async with app.run_test(size=SIZE) as pilot:
-            prompt = app.screen.query_one(PromptInput)
-            prompt.text = "find Ada's late orders"
-            await pilot.press("enter")
-            for _ in range(100):
-                await pilot.pause(0.03)
-                found = cards(app)
-                if found and "Ada Lovelace" in str(found[0].query_one(".card-fields", Static).render()):
-                    break
-            await pilot.pause(0.1)
-            card = cards(app)[0]
-            shown = str(card.query_one(".card-fields", Static).render())
-            assert card.block.state == "preparing"
-            assert "Customer  Ada Lovelace" in shown and "late" not in shown
-            assert '"' not in shown and "{" not in shown  # never raw JSON
-            check_snapshot(app, "mid_formation", request.config)
-            app.session.cancel()
-            await settle(app, pilot)
+        try:
+            async with app.run_test(size=SIZE) as pilot:
+                prompt = app.screen.query_one(PromptInput)
+                prompt.text = "find Ada's late orders"
+                await pilot.press("enter")
+
+                def formed() -> bool:
+                    found = cards(app)
+                    prose = list(app.screen.query(ProseBlock))
+                    return bool(found) and bool(prose) and "Searching." in prose[0].source and (
+                        "Customer  Ada Lovelace" in str(found[0].query_one(".card-fields", Static).render()))
+
+                await wait_for(pilot, formed)
+                await wait_for(pilot, lambda: not app.screen.query_one(PromptInput).text)
+                card = cards(app)[0]
+                shown = str(card.query_one(".card-fields", Static).render())
+                assert card.block.state == "preparing"
+                assert "Customer  Ada Lovelace" in shown and "late" not in shown
+                assert '"' not in shown and "{" not in shown  # never raw JSON
+                await pilot.pause()
+                check_snapshot(app, "mid_formation", request.config)
+                app.session.cancel()
+                hold.set()
+                await settle(app, pilot)
+        finally:
+            hold.set()
 
 
 async def test_a_cut_off_turn_ends_as_a_stated_failure(request: pytest.FixtureRequest) -> None:

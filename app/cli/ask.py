@@ -1,18 +1,24 @@
-"""``callstream ask PROMPT``: the whole loop without the TUI (printed by ``printer.Printer``)."""
+"""``callstream ask PROMPT``: the whole loop without the TUI (printed by ``printer.Printer``).
+
+``ask -`` reads the prompt from stdin; ``cat file | callstream ask "summarise"``
+appends what was piped in to the prompt as a fenced block. The reply is plain
+text when stdout is a pipe or a file, and rendered Markdown on a terminal.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import contextlib
+import re
 import signal
 import sys
 from typing import Any, TextIO
 
 from ..stream.inert import inert, inert_json
-from .common import provider_options
+from .common import prompt_options, provider_options, warn_config
 
-__all__ = ["register", "run", "run_ask"]
+__all__ = ["register", "run", "run_ask", "with_attachment"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -20,27 +26,47 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "ask",
         help="send one prompt and run the whole loop (tools included) without the TUI",
         description="Send PROMPT, stream the reply, run the calls it makes (each exactly once), and continue until "
-        "the model stops. Exit 0 when it finished, 1 on a stated failure, 2 on bad usage or configuration.",
+        "the model stops. PROMPT '-' reads the prompt from stdin; otherwise anything piped in is appended to the "
+        "prompt. Exit 0 when it finished, 1 on a stated failure, 2 on bad usage or configuration.",
     )
-    ask.add_argument("prompt")
+    ask.add_argument("prompt", help="the prompt, or - to read it from stdin")
     provider_options(ask)
+    prompt_options(ask)
     ask.add_argument("--conversation", help="continue a stored conversation (its id or a unique prefix)")
     ask.add_argument("--json", action="store_true", help="print the conversation's turns as one JSON document")
     ask.add_argument("--no-tools", action="store_true", help="offer the model no tools")
 
 
+def with_attachment(prompt: str, attached: str) -> str:
+    """The prompt, then the piped-in text as a fenced block (a fence longer
+    than any backtick run inside it, so the text cannot close it)."""
+    if not attached.strip():
+        return prompt
+    longest = max((len(run) for run in re.findall(r"`{3,}", attached)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{prompt}\n\n{fence}\n{attached.rstrip(chr(10))}\n{fence}"
+
+
 def run(args: argparse.Namespace) -> int:
-    return run_ask(args.prompt, args.provider, args.model, args.base_url, args.conversation, args.json,
-                   args.no_tools)
+    prompt = args.prompt
+    stdin = sys.stdin
+    if prompt == "-":
+        prompt = stdin.read() if stdin is not None else ""
+    elif stdin is not None and not stdin.isatty():
+        prompt = with_attachment(prompt, stdin.read())
+    return run_ask(prompt, args.provider, args.model, args.base_url, args.conversation, args.json,
+                   args.no_tools, system=args.system, role=args.role, markdown=sys.stdout.isatty())
 
 
 async def _ask(prompt: str, provider: str | None, model: str | None, base_url: str | None,
-               conversation: str | None, as_json: bool, no_tools: bool, out: TextIO, err: TextIO) -> int:
+               conversation: str | None, as_json: bool, no_tools: bool, out: TextIO, err: TextIO,
+               system: str | None, role: str | None, markdown: bool) -> int:
     from ..config import ConfigError
     from ..runtime import open_runtime
     from .printer import Printer
 
-    runtime = open_runtime(provider, model, base_url)
+    runtime = open_runtime(provider, model, base_url, system=system, role=role)
+    warn_config(runtime.config.warnings, err)
     try:
         session = runtime.session(conversation, offer_tools=not no_tools)
     except ConfigError:
@@ -48,7 +74,7 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
         raise
     endpoint = runtime.endpoint
     if not as_json:
-        session.listeners.append(Printer(session, out, err))
+        session.listeners.append(Printer(session, out, err, markdown=markdown))
     loop = asyncio.get_running_loop()
     with contextlib.suppress(NotImplementedError, RuntimeError):
         loop.add_signal_handler(signal.SIGINT, session.cancel)
@@ -74,16 +100,18 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
 
 def run_ask(prompt: str, provider: str | None = None, model: str | None = None, base_url: str | None = None,
             conversation: str | None = None, as_json: bool = False, no_tools: bool = False,
-            out: TextIO | None = None, err: TextIO | None = None) -> int:
+            out: TextIO | None = None, err: TextIO | None = None, *, system: str | None = None,
+            role: str | None = None, markdown: bool = False) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
     if not prompt.strip():
-        print("callstream: ask needs a prompt", file=err)
+        print("callstream: ask needs a prompt (an argument, or - to read it from stdin)", file=err)
         return 2
     from ..config import ConfigError
 
     try:
-        return asyncio.run(_ask(prompt, provider, model, base_url, conversation, as_json, no_tools, out, err))
+        return asyncio.run(_ask(prompt, provider, model, base_url, conversation, as_json, no_tools, out, err,
+                                system, role, markdown))
     except ConfigError as exc:
         print(f"callstream: {inert(str(exc))}", file=err)
         return 2

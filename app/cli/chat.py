@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import fail, provider_options
+from .common import fail, prompt_options, provider_options
 
 __all__ = ["register", "run"]
 
@@ -16,25 +16,31 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         description="Open the chat TUI on a provider: the config's default, else the embedded demo model.",
     )
     provider_options(chat)
+    prompt_options(chat)
     open_ = sub.add_parser("open", help="reopen a saved conversation in the TUI (no ID: pick from the list)",
                            description="Reopen a saved conversation as it was shown, and continue it.")
     open_.add_argument("id", nargs="?", help="conversation id, or a unique prefix of it")
     provider_options(open_)
+    prompt_options(open_)
 
 
 def run(args: argparse.Namespace) -> int:
+    system, role = getattr(args, "system", None), getattr(args, "role", None)
     if args.command == "open":
-        return _chat(args.provider, args.model, args.base_url, conversation=args.id, transcripts=args.id is None)
-    return _chat(getattr(args, "provider", None), getattr(args, "model", None), getattr(args, "base_url", None))
+        return _chat(args.provider, args.model, args.base_url, conversation=args.id, transcripts=args.id is None,
+                     system=system, role=role)
+    return _chat(getattr(args, "provider", None), getattr(args, "model", None), getattr(args, "base_url", None),
+                 system=system, role=role)
 
 
 def _chat(provider: str | None, model: str | None, base_url: str | None, conversation: str | None = None,
-          transcripts: bool = False) -> int:
+          transcripts: bool = False, system: str | None = None, role: str | None = None) -> int:
     from ..config import ConfigError
     from ..tui.app import make_app
 
     try:
-        app = make_app(provider, model, base_url, conversation=conversation, transcripts=transcripts)
+        app = make_app(provider, model, base_url, conversation=conversation, transcripts=transcripts,
+                       system=system, role=role)
     except ConfigError as exc:
         return fail(str(exc))
     app.run()

@@ -7,7 +7,7 @@ import sys
 
 from ..stream.inert import inert
 
-__all__ = ["fail", "provider_options"]
+__all__ = ["fail", "provider_options", "prompt_options", "warn_config"]
 
 
 def fail(message: str) -> int:
@@ -21,3 +21,16 @@ def provider_options(parser: argparse.ArgumentParser) -> None:
                         "anthropic, gemini, demo (default: the config's default, else the demo model)")
     parser.add_argument("--model", help="model name (overrides the profile's)")
     parser.add_argument("--base-url", help="base URL (for any OpenAI-compatible server: Ollama, vLLM, llama.cpp…)")
+
+
+def prompt_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--system", help="the system prompt (overrides the role's, the profile's and the config's)")
+    parser.add_argument("--role", help="a [roles.NAME] from the config: its system prompt (and its profile, "
+                        "if it names one)")
+
+
+def warn_config(warnings: list[str], err: object = None) -> None:
+    """One inert line per unknown config key, so a typo never passes silently."""
+    stream = err if err is not None else sys.stderr
+    for warning in warnings:
+        print(f"callstream: warning: {inert(warning)}", file=stream)  # type: ignore[call-overload]

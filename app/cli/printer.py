@@ -4,6 +4,10 @@ Prose is printed as it streams; each call gets one line once it reaches a
 terminal state (tool, state, its allow-listed fields, a one-line result);
 attempt failures and interruption notes go to stderr. Everything printed
 that came from the model or a tool is made inert first.
+
+With ``markdown=True`` (stdout is a terminal) prose is rendered by Rich a
+paragraph at a time: a paragraph is printed once it is complete (a blank line
+outside a code fence), so nothing printed is ever redrawn.
 """
 
 from __future__ import annotations
@@ -42,25 +46,48 @@ def call_line(registry: Registry, call: ToolCallBlock) -> str:
     return inert(line)
 
 
+def complete_paragraphs(text: str) -> int:
+    """How much of ``text`` is whole paragraphs: up to the last blank line
+    that is not inside a code fence (0 when there is none yet)."""
+    cut = 0
+    fenced = False
+    position = 0
+    for line in text.splitlines(keepends=True):
+        position += len(line)
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not stripped and not fenced and line.endswith("\n"):
+            cut = position
+    return cut
+
+
 class Printer:
-    def __init__(self, session: ChatSession, out: TextIO, err: TextIO) -> None:
+    def __init__(self, session: ChatSession, out: TextIO, err: TextIO, markdown: bool = False) -> None:
         self.session = session
         self.out = out
         self.err = err
         self.printed: set[tuple[int, int, int]] = set()
         self.at_line_start = True
+        self.markdown = markdown
+        self._prose: list[str] = []
 
     def __call__(self, event: ChatEvent) -> None:
         if isinstance(event, BlockGrew):
             record = self.session.turns[-1]
             block = record.blocks[event.index] if event.index < len(record.blocks) else None
             if block is not None and block.type == "text" and event.delta:
-                self._write(inert(event.delta))
+                if self.markdown:
+                    self._prose.append(event.delta)
+                    self._render(final=False)
+                else:
+                    self._write(inert(event.delta))
         elif isinstance(event, BlockOpened):
-            record = self.session.turns[-1]
+            self._render(final=True)
             if event.index > 0 and event.block.type == "text" and not self.at_line_start:
                 self._write("\n")
         elif isinstance(event, CallState):
+            self._render(final=True)
             record = self.session.turns[-1]
             call = record.blocks[event.index]
             key = (event.turn, record.attempts, event.index)
@@ -69,12 +96,29 @@ class Printer:
                 self._newline()
                 self._write(call_line(self.session.registry, call) + "\n")
         elif isinstance(event, AttemptFailed):
+            self._prose.clear()  # the retry's prose replaces the failed attempt's
             self._newline()
             print(inert(f"  ! {event.message}"), file=self.err, flush=True)
         elif isinstance(event, TurnDone):
+            self._render(final=True)
             self._newline()
             if event.note:
                 print(inert(f"  ! {event.note}"), file=self.err, flush=True)
+
+    def _render(self, final: bool) -> None:
+        if not self._prose:
+            return
+        text = "".join(self._prose)
+        cut = len(text) if final else complete_paragraphs(text)
+        if not cut:
+            return
+        self._prose = [text[cut:]] if text[cut:] else []
+        from rich.console import Console
+        from rich.markdown import Markdown
+
+        Console(file=self.out, force_terminal=True, soft_wrap=False).print(Markdown(inert(text[:cut])))
+        self.out.flush()
+        self.at_line_start = True
 
     def _write(self, text: str) -> None:
         self.out.write(text)

@@ -73,6 +73,11 @@ class Registry:
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 
+    def only(self, names: list[str]) -> Registry:
+        """The same tools, narrowed to ``names`` (in this registry's order): what one conversation offers."""
+        wanted = set(names)
+        return Registry([tool for name, tool in self._tools.items() if name in wanted])
+
     def names(self) -> list[str]:
         return list(self._tools)
 

@@ -56,6 +56,8 @@ class CallstreamApp(App[None]):
         gc.freeze()
         self.runtime.registry.start_servers()  # MCP servers start in the background; typing never waits
         self.push_screen(ChatScreen(self.session, self.welcome))
+        for warning in self.runtime.config.warnings:
+            self.notify(warning, title="config", severity="warning", markup=False, timeout=10)
         if self._start_with_transcripts:
             self.action_open_transcripts()
 
@@ -98,9 +100,9 @@ class CallstreamApp(App[None]):
 
 def make_app(provider: str | None = None, model: str | None = None, base_url: str | None = None,
              config: Config | None = None, endpoint: Endpoint | None = None, conversation: str | None = None,
-             transcripts: bool = False) -> CallstreamApp:
+             transcripts: bool = False, system: str | None = None, role: str | None = None) -> CallstreamApp:
     """Raises ConfigError (shown as one line by the CLI) when it cannot start."""
-    runtime = open_runtime(provider, model, base_url, config, endpoint)
+    runtime = open_runtime(provider, model, base_url, config, endpoint, system=system, role=role)
     try:
         session = runtime.session(conversation)
     except Exception:
