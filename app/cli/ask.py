@@ -47,13 +47,20 @@ def with_attachment(prompt: str, attached: str) -> str:
     return f"{prompt}\n\n{fence}\n{attached.rstrip(chr(10))}\n{fence}"
 
 
+def _read_stdin() -> str:
+    """All of stdin, or "" when there is none to read (closed, or not readable)."""
+    try:
+        return sys.stdin.read() if sys.stdin is not None else ""
+    except (OSError, ValueError):
+        return ""
+
+
 def run(args: argparse.Namespace) -> int:
     prompt = args.prompt
-    stdin = sys.stdin
     if prompt == "-":
-        prompt = stdin.read() if stdin is not None else ""
-    elif stdin is not None and not stdin.isatty():
-        prompt = with_attachment(prompt, stdin.read())
+        prompt = _read_stdin()
+    elif sys.stdin is not None and not sys.stdin.isatty():
+        prompt = with_attachment(prompt, _read_stdin())
     return run_ask(prompt, args.provider, args.model, args.base_url, args.conversation, args.json,
                    args.no_tools, system=args.system, role=args.role, markdown=sys.stdout.isatty())
 
