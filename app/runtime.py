@@ -5,6 +5,7 @@ store. ``ask`` and the TUI both start here, so they behave the same."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .chat.providers import Endpoint, open_endpoint, register_configured_keys
@@ -22,16 +23,18 @@ from .tools.registry import Registry
 __all__ = ["Runtime", "open_runtime", "offered_tools"]
 
 
-def offered_tools(profile: ProviderProfile, config: Config) -> list[str]:
-    """The tools a conversation on ``profile`` offers: the ones it names, else
-    the demo's support tools only with the demo model (a real model has no
-    business with a fictional order store), plus the config's own tools."""
+def offered_tools(profile: ProviderProfile, config: Config) -> Callable[[str], bool]:
+    """Which tools a conversation on ``profile`` offers: the ones it names, else
+    everything but the demo's support-store tools, which only the demo model
+    gets (a real model has no business with a fictional order store) unless
+    a ``[tools.*]`` of the same name replaced one."""
     if profile.tools is not None:
-        return list(profile.tools)
-    own = list(config.tools)
+        listed = frozenset(profile.tools)
+        return listed.__contains__
     if profile.provider == "demo":
-        return [*BUILTIN_TOOL_NAMES, *(t for t in own if t not in BUILTIN_TOOL_NAMES)]
-    return own
+        return lambda name: True
+    hidden = frozenset(BUILTIN_TOOL_NAMES) - set(config.tools)
+    return lambda name: name not in hidden
 
 
 @dataclass
@@ -47,7 +50,7 @@ class Runtime:
 
     def offered(self, profile: ProviderProfile | None = None) -> Registry:
         """The tools offered on ``profile`` (default: the runtime's), out of every tool known."""
-        return self.registry.only(offered_tools(profile or self.profile, self.config))
+        return self.registry.scoped(offered_tools(profile or self.profile, self.config))
 
     def session(self, conversation: str | None = None, offer_tools: bool = True) -> ChatSession:
         """A session for a new conversation, or one continuing a stored one

@@ -64,8 +64,14 @@ def test_a_profile_names_the_tools_it_offers(home: Path) -> None:
         '[providers.p]\nprovider = "openai-chat"\nbase_url = "http://127.0.0.1:9/v1"\n'
         'tools = ["get_order", "note"]\n' + _note_tool(home))
     config = load_config()
-    assert offered_tools(config.profile("p"), config) == ["get_order", "note"]
-    assert set(offered_tools(config.profile("demo"), config)) == DEMO_TOOLS | {"note"}
+    runtime = open_runtime(config=config)
+    try:
+        assert runtime.offered(config.profile("p")).names() == ["get_order", "note"]
+        assert set(runtime.offered(config.profile("demo")).names()) == DEMO_TOOLS | {"note"}
+        assert runtime.offered(config.profile("openai-chat")).names() == ["note"]
+        assert not offered_tools(config.profile("openai-chat"), config)("search_orders")
+    finally:
+        runtime.close()
 
 
 def test_a_profile_naming_an_unknown_tool_is_an_error(home: Path) -> None:

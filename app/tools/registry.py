@@ -4,6 +4,7 @@ fails to start)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -73,10 +74,11 @@ class Registry:
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 
-    def only(self, names: list[str]) -> Registry:
-        """The same tools, narrowed to ``names`` (in this registry's order): what one conversation offers."""
-        wanted = set(names)
-        return Registry([tool for name, tool in self._tools.items() if name in wanted])
+    def scoped(self, offered: Callable[[str], bool]) -> Registry:
+        """A live view of these tools narrowed to the names ``offered`` accepts
+        (what one conversation offers): tools an MCP server lists later appear
+        in it too, and a tool outside it is unknown to the finaliser."""
+        return _Scoped(self, offered)
 
     def names(self) -> list[str]:
         return list(self._tools)
@@ -86,3 +88,35 @@ class Registry:
 
     def __len__(self) -> int:
         return len(self._tools)
+
+
+class _Scoped(Registry):
+    def __init__(self, parent: Registry, offered: Callable[[str], bool]) -> None:
+        super().__init__()
+        self.parent = parent
+        self.offered = offered
+        self.mcp = parent.mcp
+
+    def add(self, tool: Tool) -> None:
+        self.parent.add(tool)
+
+    def get(self, name: str) -> Tool | None:
+        return self.parent.get(name) if self.offered(name) else None
+
+    def names(self) -> list[str]:
+        return [name for name in self.parent.names() if self.offered(name)]
+
+    def specs(self) -> list[ToolSpec]:
+        return [tool.spec for name in self.names() if (tool := self.parent.get(name)) is not None]
+
+    def __len__(self) -> int:
+        return len(self.names())
+
+    def start_servers(self) -> None:
+        self.parent.start_servers()
+
+    async def settled(self) -> None:
+        await self.parent.settled()
+
+    async def aclose(self) -> None:
+        await self.parent.aclose()
