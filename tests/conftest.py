@@ -4,6 +4,7 @@ the ``--run-slow`` switch for exhaustive variants."""
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -60,3 +61,36 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("CALLSTREAM_CONFIG", str(tmp_path / "config.toml"))
     (tmp_path / "config.toml").touch()
     return tmp_path
+
+
+@pytest.fixture(scope="session")
+def pg_cluster():  # type: ignore[no-untyped-def]
+    """A throwaway PostgreSQL server on 127.0.0.1 for the whole run (tests/pgserver.py);
+    the tests that need it skip, saying why, where it cannot start."""
+    from tests.pgserver import ClusterUnavailable, PgCluster
+
+    try:
+        import psycopg  # noqa: F401
+    except ImportError as exc:
+        pytest.skip(reason=f"psycopg is not installed: {exc}")
+    try:
+        cluster = PgCluster()
+        cluster.start()
+    except (ClusterUnavailable, OSError, subprocess.SubprocessError) as exc:
+        pytest.skip(reason=f"no PostgreSQL server could be started: {exc}")
+    yield cluster
+    cluster.destroy()
+
+
+@pytest.fixture
+def pg_ledger_url(pg_cluster) -> str:  # type: ignore[no-untyped-def]
+    """The cluster's ledger, migrated and emptied for one test."""
+    import psycopg
+
+    from app.ledger.postgres import migrate
+
+    url: str = pg_cluster.url()
+    migrate(url)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("TRUNCATE callstream_ledger")
+    return url

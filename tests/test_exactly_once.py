@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from app.chat.providers import Endpoint
 from app.chat.session import ChatSession
-from app.ledger import SqliteLedger, idempotency_key
+from app.ledger import Ledger, SqliteLedger, idempotency_key
 from app.stream import TERMINAL_STATES, ToolCallBlock
 from app.tools.base import Tool, ToolContext, ToolError
 from app.tools.registry import Registry
@@ -48,8 +49,7 @@ class _Body(httpx.AsyncByteStream):
 class ExactlyOnce(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
-        self.dir = Path(tempfile.mkdtemp(prefix="exactly-once-"))
-        self.ledger = SqliteLedger(self.dir / "ledger.db")
+        self.ledger = self.open_ledger()
         self.runs: dict[str, int] = {}
         self.ran_args: list[tuple[int, str]] = []
         self.ended: set[tuple[int, str]] = set()
@@ -70,6 +70,9 @@ class ExactlyOnce(RuleBasedStateMachine):
 
         self.registry = Registry([Tool("effect", "a side effect", {"type": "object"}, effect, read_only=False)])
         self._turn_of_request = 0
+
+    def open_ledger(self) -> Ledger:
+        return SqliteLedger(Path(tempfile.mkdtemp(prefix="exactly-once-")) / "ledger.db")
 
     def teardown(self) -> None:
         self.ledger.close()
@@ -151,5 +154,28 @@ class ExactlyOnce(RuleBasedStateMachine):
             assert ran in self.ended, ran
 
 
+class ExactlyOncePostgres(ExactlyOnce):
+    """The same machine over the shared PostgreSQL ledger (a real server)."""
+
+    url = ""
+
+    def open_ledger(self) -> Ledger:
+        import psycopg
+
+        from app.ledger.postgres import PostgresLedger
+
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute("TRUNCATE callstream_ledger")
+        return PostgresLedger(self.url, lease=5.0)
+
+
 TestExactlyOnce = ExactlyOnce.TestCase
 TestExactlyOnce.settings = settings(max_examples=25, stateful_step_count=6, deadline=None)
+TestExactlyOncePostgres = ExactlyOncePostgres.TestCase
+TestExactlyOncePostgres.settings = settings(max_examples=25, stateful_step_count=6, deadline=None)
+
+
+@pytest.fixture(autouse=True)
+def _postgres_for_its_case(request: pytest.FixtureRequest) -> None:
+    if request.cls is TestExactlyOncePostgres:
+        ExactlyOncePostgres.url = request.getfixturevalue("pg_ledger_url")

@@ -80,3 +80,31 @@ def test_ledger_command_reports_a_bad_ledger_setting_in_one_line(home: Path) -> 
     result = subprocess.run([sys.executable, "-m", "app", "ledger"], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "PGPASSWORD" in result.stderr and "hunter2" not in result.stderr
+
+
+def test_the_sqlite_default_never_imports_psycopg(home: Path) -> None:
+    """With no PostgreSQL anywhere (psycopg made unimportable), the default works."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    code = ("import sys; sys.modules['psycopg'] = None\n"
+            "from app.ledger import open_ledger, SqliteLedger\n"
+            "from app.config import load_config\n"
+            "ledger = open_ledger(load_config())\n"
+            "claim = ledger.claim('k', 'c', 0, 't', {}, 1)\n"
+            "assert isinstance(ledger, SqliteLedger) and ledger.finish('k', 'ran', 'ok', False, fence=claim.fence)\n"
+            "print(ledger.claim('k', 'c', 0, 't', {}, 1).state)\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert done.stdout.strip() == "ran", done.stderr
+
+
+def test_a_postgresql_ledger_without_psycopg_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "psycopg", None)
+    monkeypatch.delitem(sys.modules, "app.ledger.postgres", raising=False)
+    monkeypatch.setenv("CALLSTREAM_LEDGER_URL", "postgresql://cs@127.0.0.1:1/cs")
+    with pytest.raises(ConfigError, match="psycopg"):
+        open_ledger(None)

@@ -16,7 +16,7 @@ from app.ledger import Claim, Ledger
 from app.ledger.protocol import ENTRY_FIELDS
 from tests.ledgers import TEST_LEASE, holder, open_spec
 
-BACKENDS = ["sqlite"]
+BACKENDS = ["sqlite", "postgres"]
 
 
 @pytest.fixture(params=BACKENDS)
@@ -47,6 +47,13 @@ def test_a_failed_result_comes_back_failed(ledger: Ledger) -> None:
     ledger.finish("k", "failed", "Error: it broke", True, fence=first.fence)
     again = ledger.claim("k", "c", 0, "t", {}, 1)
     assert (again.state, again.result, again.is_error) == ("failed", "Error: it broke", True)
+
+
+def test_a_result_recorded_as_unknown_comes_back_unknown(ledger: Ledger) -> None:
+    first = ledger.claim("k", "c", 0, "t", {}, 1)
+    assert ledger.finish("k", "unknown", "Error: the server went away mid-call.", True, fence=first.fence)
+    again = ledger.claim("k", "c", 0, "t", {}, 1, retry_cancelled=True, wait=0)
+    assert (again.state, again.result) == ("unknown", "Error: the server went away mid-call.")
 
 
 def test_a_result_with_a_stale_fence_is_refused(ledger: Ledger) -> None:

@@ -1,4 +1,5 @@
-"""``callstream ledger``: every call the idempotency ledger claimed, and what became of it."""
+"""``callstream ledger``: every call the idempotency ledger claimed, and what became of it, on
+either back-end; ``callstream ledger migrate`` creates or upgrades a PostgreSQL ledger's schema."""
 
 from __future__ import annotations
 
@@ -15,14 +16,47 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     ledger = sub.add_parser(
         "ledger",
         help="list the idempotency ledger: every call claimed, and what became of it",
-        description="List the idempotency ledger's entries (key, conversation, turn, tool, state, times).",
+        description="List the idempotency ledger's entries (key, conversation, turn, tool, state, times): the "
+                    "embedded sqlite one, or the shared PostgreSQL one the config's ledger (or CALLSTREAM_LEDGER_URL) "
+                    "names. `callstream ledger migrate` creates or upgrades the PostgreSQL schema.",
     )
+    ledger.add_argument("action", nargs="?", choices=["list", "migrate"], default="list",
+                        help="list (default) the entries, or migrate the PostgreSQL schema")
     ledger.add_argument("--conversation", help="only this conversation's entries")
     ledger.add_argument("--json", action="store_true", help="print the entries as a JSON array")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.action == "migrate":
+        return _migrate()
     return _ledger(args.conversation, args.json)
+
+
+def _migrate() -> int:
+    from ..config import ConfigError, load_config
+    from ..ledger import LedgerUnavailable, ledger_url
+
+    try:
+        url = ledger_url(load_config())
+    except ConfigError as exc:
+        return fail(str(exc))
+    if not url:
+        print("the embedded sqlite ledger needs no migration (its schema is made when it opens)")
+        return 0
+    try:
+        from ..ledger.postgres import SCHEMA_VERSION, migrate, public_url
+    except ImportError as exc:
+        return fail(f"the PostgreSQL ledger needs psycopg 3: {exc}")
+    try:
+        before, after = migrate(url)
+    except LedgerUnavailable as exc:
+        return fail(str(exc))
+    where = public_url(url)
+    if before == after:
+        print(f"the ledger schema at {where} is up to date (version {SCHEMA_VERSION})")
+    else:
+        print(f"migrated the ledger schema at {where}: version {before} → {after}")
+    return 0
 
 
 def _ledger(conversation: str | None, as_json: bool) -> int:

@@ -42,7 +42,12 @@ def open_ledger(config: Config | None = None, path: Path | None = None) -> Ledge
     if url:
         if not url.startswith(("postgresql://", "postgres://")):
             raise ConfigError(f"{LEDGER_URL_ENV} must be a postgresql:// URL")
-        raise ConfigError("the PostgreSQL ledger is not available in this build")
+        try:
+            from .postgres import PostgresLedger
+        except ImportError as exc:
+            raise ConfigError(f"the PostgreSQL ledger needs psycopg 3 (pip install psycopg[binary]): {exc}") from None
+        lease = config.ledger_lease if config is not None else 30.0
+        return PostgresLedger(url, lease=lease)
     if path is None:
         from ..paths import data_dir
 

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..ledger import Claim, Ledger, canonical_json, idempotency_key
+from ..ledger import Claim, Ledger, LedgerUnavailable, canonical_json, idempotency_key
 from .base import OutcomeUnknown, ToolContext, ToolError
 from .registry import Registry
 
@@ -40,6 +40,18 @@ def running_elsewhere(holder: str | None) -> str:
     return (f"Error: this call is running elsewhere ({holder or 'another client'}) and its result did not arrive "
             "in time. Its outcome is unknown here: do not assume it succeeded or failed, and do not repeat it "
             "without asking the user.")
+
+
+def ledger_unreachable(exc: LedgerUnavailable) -> str:
+    return (f"Error: not run: the idempotency ledger could not be reached to claim this call ({exc}). It was not "
+            "started, so it cannot have run twice; it may be retried once the ledger is back.")
+
+
+def not_recorded(why: str) -> str:
+    """Appended to a result the ledger did not take: the call ran once here,
+    and other clients will see it as unknown; it is never run again."""
+    return (f"\n\n(Ran once, but its result is not recorded in the ledger: {why}. Other clients will see this "
+            "call's outcome as unknown; it will not run again.)")
 
 
 @dataclass(slots=True)
@@ -159,9 +171,10 @@ class Dispatcher:
             # the claim may land after the cancel: never leave it without an outcome
             claim = await claiming
             if claim.state == "claimed":
-                await asyncio.to_thread(self.ledger.finish, key, "cancelled", "Error: cancelled before it ran.", True,
-                                        fence=claim.fence)
+                await self._record(key, "cancelled", "Error: cancelled before it ran.", True, claim.fence)
             raise
+        except LedgerUnavailable as exc:
+            return CallUpdate(ref, "not run", ledger_unreachable(exc), True, key=key)
         if claim.state in ("ran", "failed"):
             return CallUpdate(ref, claim.state, claim.result, claim.is_error, reused=True, key=key)
         if claim.state == "unknown":
@@ -176,8 +189,7 @@ class Dispatcher:
             result = await asyncio.wait_for(tool.run(dict(arguments), ctx), timeout=tool.timeout)
             state, is_error = "ran", False
         except asyncio.CancelledError:
-            await asyncio.to_thread(self.ledger.finish, key, "cancelled", "Error: cancelled while it ran.", True,
-                                    fence=claim.fence)
+            await self._record(key, "cancelled", "Error: cancelled while it ran.", True, claim.fence)
             raise _Cancelled(CallUpdate(ref, "failed", "Error: cancelled while it ran.", True, key=key)) from None
         except TimeoutError:
             result, state, is_error = f"Error: timed out after {tool.timeout:g} s.", "failed", True
@@ -187,8 +199,19 @@ class Dispatcher:
             result, state, is_error = f"Error: {exc}", "failed", True
         except Exception as exc:  # a tool bug is a failed call, never a crashed turn
             result, state, is_error = f"Error: the tool raised {type(exc).__name__}: {exc}", "failed", True
-        await asyncio.to_thread(self.ledger.finish, key, state, result, is_error, fence=claim.fence)
+        refused = await self._record(key, state, result, is_error, claim.fence)
+        if refused:
+            result += not_recorded(refused)
         return CallUpdate(ref, state, result, is_error, key=key)
+
+    async def _record(self, key: str, state: str, result: str, is_error: bool, fence: int) -> str | None:
+        """Write a claimed call's result; why it was not written, or None."""
+        try:
+            if await asyncio.to_thread(self.ledger.finish, key, state, result, is_error, fence=fence):
+                return None
+            return "its claim was taken over by another client"
+        except LedgerUnavailable as exc:
+            return f"the ledger could not be reached when it ended ({exc})"
 
 
 class _Cancelled(asyncio.CancelledError):
