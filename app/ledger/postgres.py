@@ -39,6 +39,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 from psycopg.rows import dict_row
 
+from ..stream.redact import redact
 from .claim import Claim
 from .keys import canonical_json
 from .protocol import LedgerUnavailable
@@ -138,6 +139,13 @@ def migrate(url: str, timeout: float = 10.0) -> tuple[int, int]:
         raise LedgerUnavailable(f"cannot reach the ledger at {public_url(url)}: {_reason(exc)}") from None
 
 
+def _execute(conn: psycopg.Connection[dict[str, Any]], sql: str,
+             parameters: tuple[Any, ...] = ()) -> psycopg.Cursor[dict[str, Any]]:
+    """Every statement the ledger sends, its text parameters redacted (the one
+    redaction, as ``dbfile`` does for sqlite): no key reaches the database."""
+    return conn.execute(sql, tuple(redact(v) if isinstance(v, str) else v for v in parameters))
+
+
 def _reason(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
@@ -218,7 +226,7 @@ class PostgresLedger:
             if not fences:
                 continue
             try:
-                self._run(lambda conn, fences=fences: conn.execute(  # type: ignore[misc]
+                self._run(lambda conn, fences=fences: _execute(conn,   # type: ignore[misc]
                     "UPDATE callstream_ledger SET lease_until = now() + make_interval(secs => %s) "
                     "WHERE fence = ANY(%s) AND state = 'claimed'", (self.lease, fences)), retry_for=self.lease / 3)
                 self.renewal_error = None
@@ -235,7 +243,7 @@ class PostgresLedger:
         args = canonical_json(arguments)
         pause = 0.02
         while True:
-            won = self._run(lambda conn: conn.execute(
+            won = self._run(lambda conn: _execute(conn,
                 "INSERT INTO callstream_ledger (key, conversation, turn, tool, arguments, occurrence, state, owner, "
                 "claim_id, lease_until) VALUES (%s, %s, %s, %s, %s, %s, 'claimed', %s, %s, "
                 "now() + make_interval(secs => %s)) ON CONFLICT (key) DO NOTHING RETURNING fence",
@@ -243,7 +251,7 @@ class PostgresLedger:
             if won is not None:
                 self._hold(key, int(won["fence"]))
                 return Claim(key, "claimed", fence=int(won["fence"]))
-            row = self._run(lambda conn: conn.execute(
+            row = self._run(lambda conn: _execute(conn,
                 "SELECT state, result, is_error, fence, owner, claim_id, lease_until < now() AS expired "
                 "FROM callstream_ledger WHERE key = %s", (key,)).fetchone())
             if row is None:
@@ -258,7 +266,7 @@ class PostgresLedger:
                 return Claim(key, "unknown", row["result"], True, fence)
             if state == "cancelled":
                 if retry_cancelled:
-                    taken = self._run(lambda conn: conn.execute(
+                    taken = self._run(lambda conn: _execute(conn,
                         "UPDATE callstream_ledger SET state = 'claimed', owner = %s, claim_id = %s, result = NULL, "
                         "is_error = false, finished_at = NULL, claimed_at = now(), "
                         "fence = nextval('callstream_fence'), "
@@ -278,34 +286,35 @@ class PostgresLedger:
 
     def finish(self, key: str, state: str, result: str, is_error: bool, *, fence: int) -> bool:
         try:
-            written = self._run(lambda conn: conn.execute(
+            written = self._run(lambda conn: _execute(conn,
                 "UPDATE callstream_ledger SET state = %s, result = %s, is_error = %s, finished_at = now() "
                 "WHERE key = %s AND fence = %s AND state = 'claimed' RETURNING fence",
                 (state, result, is_error, key, fence)).fetchone())
             if written is not None:
                 return True
             # nothing updated: a stale fence, or our own write whose reply was lost
-            row = self._run(lambda conn: conn.execute(
+            row = self._run(lambda conn: _execute(conn,
                 "SELECT state, result, fence FROM callstream_ledger WHERE key = %s", (key,)).fetchone())
-            return row is not None and (int(row["fence"]), row["state"], row["result"]) == (fence, state, result)
+            return row is not None and (int(row["fence"]), row["state"], row["result"]) == (fence, state,
+                                                                                             redact(result))
         finally:
             if self._held.get(key) == fence:
                 del self._held[key]
 
     def lookup(self, key: str) -> dict[str, Any] | None:
-        return self._run(lambda conn: conn.execute(
+        return self._run(lambda conn: _execute(conn,
             f"SELECT {_COLUMNS} FROM callstream_ledger WHERE key = %s", (key,)).fetchone())
 
     def entries(self, conversation: str | None = None) -> list[dict[str, Any]]:
         where = " WHERE conversation = %s" if conversation else ""
-        return self._run(lambda conn: conn.execute(
+        return self._run(lambda conn: _execute(conn,
             f"SELECT {_COLUMNS} FROM callstream_ledger{where} ORDER BY claimed_at, fence",
             (conversation,) if conversation else ()).fetchall())
 
     def _insert_expired(self, key: str, conversation: str, turn: int, tool: str, arguments: dict[str, Any],
                         occurrence: int) -> None:
         """For tests: what a client that died mid-call leaves once its lease ran out."""
-        self._run(lambda conn: conn.execute(
+        self._run(lambda conn: _execute(conn,
             "INSERT INTO callstream_ledger (key, conversation, turn, tool, arguments, occurrence, state, owner, "
             "claim_id, lease_until) VALUES (%s, %s, %s, %s, %s, %s, 'claimed', 'gone:1', 'gone', "
             "now() - interval '1 second') ON CONFLICT (key) DO NOTHING",
