@@ -59,6 +59,7 @@ def _dispatch(ledger: Any, run: Callable[[dict[str, Any], ToolContext], Awaitabl
 
 
 def _cli(*args: str, url: str, home: Path) -> subprocess.CompletedProcess[str]:
+    (home / "config.toml").touch()
     env = {**os.environ, "CALLSTREAM_LEDGER_URL": url, "CALLSTREAM_HOME": str(home / "home"),
            "CALLSTREAM_CONFIG": str(home / "config.toml")}
     return subprocess.run([sys.executable, "-m", "app", "ledger", *args], cwd=ROOT, capture_output=True, text=True,
