@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup run test test-all bench bench-tui bench-warming bench-mcp typecheck lint clean peers-mcp
+.PHONY: setup run test test-all bench bench-tui bench-warming bench-mcp bench-memory typecheck lint clean peers-mcp
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -55,6 +55,9 @@ bench-warming: setup
 
 bench-mcp: setup
 	$(BIN)/python benchmarks/bench_mcp.py
+
+bench-memory: setup
+	$(BIN)/python benchmarks/bench_memory.py
 
 typecheck: setup
 	$(BIN)/mypy

@@ -205,8 +205,7 @@ class Assembler:
             call.size = size = 0
         elif size > 2 and len(fragment) == size and fragment == call.arguments_raw and _parses(fragment):
             return  # quirk: the whole arguments re-sent after the last fragment
-        call.fragments.append(fragment)
-        call.size = size + len(fragment)
+        call.add(fragment)
         self.updates.append(BlockChanged(self._index_of[id(call)], fragment))
 
     def _whole_value(self, call: ToolCallBlock, value: object) -> None:

@@ -10,6 +10,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .pieces import append_piece
+
 __all__ = [
     "block_record",
     "block_from_record",
@@ -40,20 +42,22 @@ class _Prose:
     """Text that grows by deltas, kept as pieces: joining once per read keeps a
     long reply linear instead of copying the whole string on every delta."""
 
-    __slots__ = ("parts",)
+    __slots__ = ("parts", "_loose")
     kind = ""
 
     def __init__(self, text: str = "") -> None:
         self.parts: list[str] = [text] if text else []
+        self._loose = 0
 
     @property
     def text(self) -> str:
         if len(self.parts) > 1:
             self.parts[:] = ["".join(self.parts)]
+            self._loose = 0
         return self.parts[0] if self.parts else ""
 
     def append(self, delta: str) -> None:
-        self.parts.append(delta)
+        self._loose = append_piece(self.parts, delta, self._loose)
 
     def to_dict(self) -> dict[str, Any]:
         return {"type": self.kind, "text": self.text}
@@ -86,7 +90,9 @@ class ReasoningBlock(_Prose):
 @dataclass(slots=True)
 class ToolCallBlock:
     """One call. ``fragments`` is the argument buffer, kept as appended pieces
-    so that a megabyte of arguments costs one join, not one per delta.
+    (adjacent small ones joined as they pile up: ``add``) so that a megabyte
+    of arguments costs one join, not one per delta, and a few objects, not
+    one per fragment.
     """
 
     id: str | None
@@ -124,6 +130,13 @@ class ToolCallBlock:
     #: fields first parsed, ended, dispatched, finished.
     timings: dict[str, float] = field(default_factory=dict)
     type: Literal["tool_call"] = "tool_call"
+    #: How many trailing fragments are not yet joined (see ``pieces``).
+    _loose: int = field(default=0, repr=False, compare=False)
+
+    def add(self, fragment: str) -> None:
+        """The next argument fragment, appended as it came."""
+        self._loose = append_piece(self.fragments, fragment, self._loose)
+        self.size += len(fragment)
 
     def relative_timings(self) -> dict[str, float]:
         """Seconds from the announcement: required fields stable, ended,
@@ -147,6 +160,7 @@ class ToolCallBlock:
         if len(self.fragments) > 1:
             joined = "".join(self.fragments)
             self.fragments[:] = [joined]
+            self._loose = 0
         return self.fragments[0] if self.fragments else ""
 
     def to_dict(self) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from .jsonscan import JSONScanner, Path
+from .pieces import append_piece
 
 __all__ = ["FormingPreview", "visible_fields", "format_value", "result_line", "DisplaySpec"]
 
@@ -158,7 +159,7 @@ class FormingPreview:
     card can show "…" for a field it knows is coming.
     """
 
-    __slots__ = ("_scanner", "_values", "_top", "_open_strings", "_seen", "broken", "version")
+    __slots__ = ("_scanner", "_values", "_top", "_open_strings", "_loose", "_seen", "broken", "version")
 
     def __init__(self) -> None:
         self._scanner = JSONScanner()
@@ -167,6 +168,8 @@ class FormingPreview:
         #: Bumped whenever a value became stable (a reader redraws only then).
         self.version = 0
         self._open_strings: dict[Path, list[str]] = {}
+        #: Unjoined trailing pieces of the string being read (one is open at a time: strings are leaves).
+        self._loose = 0
         self._seen: set[Path] = set()
         self.broken = False
 
@@ -179,9 +182,10 @@ class FormingPreview:
                 self._seen.add(path)
                 parts = self._open_strings.setdefault(path, [])
                 if piece.value:
-                    parts.append(piece.value)
+                    self._loose = append_piece(parts, piece.value, self._loose)
                 if piece.done:
                     value = self._values[path] = "".join(self._open_strings.pop(path))
+                    self._loose = 0
                     if len(path) == 1:
                         self._top[path[0]] = value  # type: ignore[index]
                     changed = True

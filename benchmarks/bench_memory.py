@@ -1,0 +1,119 @@
+"""What a big call costs in memory and on disk, in ``callstream ask``.
+
+    make bench-memory                      # a 10 MB call in 4-character fragments
+    python benchmarks/bench_memory.py --mb 1 --fragment 16
+
+A stream with one ``create_ticket`` call whose arguments are N MB (a long
+body) is served from 127.0.0.1 by a separate process; ``callstream ask``
+runs in a fresh process against it (tools run, transcript and recording
+written, as a user would have them). The same is done with a 1 KB call: the
+reference, measured in the same run, whose peak RSS is subtracted.
+
+Printed: peak RSS above the reference per argument byte (target ≤ 4), the
+transcript database's growth against the arguments (target ≤ 1.2×), the
+recording against the raw stream's bytes (target ≤ 1×), and wall time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests import streamgen  # noqa: E402
+
+WORDS = "The parcel left the hub on Tuesday and has not been scanned since; the carrier says a trace takes days. "
+
+#: The stream is made and served by its own process: a parent that held it would
+#: lend its resident pages to the ask process's peak (fork, then exec).
+SERVER = """
+import sys
+sys.path.insert(0, {root!r})
+from benchmarks.bench_memory import stream_for
+from tests import streamgen
+from tests.faultserver import FaultServer, Reply
+body, args = stream_for({size}, {fragment})
+with FaultServer() as server:
+    server.replies.append(Reply(body, chunk=16384))
+    server.replies.append(Reply(streamgen.anthropic([("text", "Filed.")], stop_reason="end_turn")))
+    print(server.url, len(body), args, flush=True)
+    del body
+    sys.stdin.read()
+"""
+
+
+def stream_for(args_size: int, fragment: int) -> tuple[bytes, int]:
+    body = (WORDS * (args_size // len(WORDS) + 1))[:args_size]
+    args = json.dumps({"order_id": "A-1042", "subject": "Late parcel", "body": body, "priority": "high"})
+    script = [("text", "Filing it.")] + streamgen.call_script(0, "t1", "create_ticket", args, fragment)
+    return streamgen.anthropic(script), len(args)
+
+
+def run_ask(args_size: int, fragment: int, work: Path) -> dict[str, float]:
+    home = work / f"home-{args_size}"
+    home.mkdir()
+    code = SERVER.format(root=str(ROOT), size=args_size, fragment=fragment)
+    server = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        url, stream_bytes, args_bytes = server.stdout.readline().split()
+        env = {**os.environ, "CALLSTREAM_HOME": str(home), "CALLSTREAM_CONFIG": str(home / "none.toml"),
+               "ANTHROPIC_API_KEY": "bench"}
+        start = time.perf_counter()
+        ask = subprocess.Popen([sys.executable, "-m", "app", "ask", "file it", "--provider", "anthropic",
+                                "--base-url", url, "--model", "m"], env=env, cwd=ROOT,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(ask.pid, 0)
+        wall = time.perf_counter() - start
+        ask.returncode = os.waitstatus_to_exitcode(status)
+        err = ask.stderr.read().decode() if ask.stderr else ""
+        if ask.returncode != 0:
+            raise SystemExit(f"ask failed ({ask.returncode}): {err[-2000:]}")
+    finally:
+        server.communicate("")
+    data = home / "data" if (home / "data").exists() else home
+    db = sum(p.stat().st_size for p in data.rglob("callstream.db*"))
+    recording = sum(p.stat().st_size for p in data.rglob("recordings/*"))
+    return {"rss": usage.ru_maxrss * 1024, "db": db, "recording": recording, "stream": int(stream_bytes),
+            "args": int(args_bytes), "wall": wall}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mb", type=float, default=10)
+    parser.add_argument("--fragment", type=int, default=4, help="characters per argument fragment")
+    opts = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="callstream-bench-memory-") as tmp:
+        work = Path(tmp)
+        small = run_ask(1_000, opts.fragment, work)
+        big = run_ask(int(opts.mb * 1_000_000), opts.fragment, work)
+    args = big["args"]
+    per_byte = (big["rss"] - small["rss"]) / args
+    db = (big["db"] - small["db"]) / args
+    rec = big["recording"] / big["stream"]
+    mib = 1 << 20
+    print()
+    print(f"`callstream ask` on one create_ticket call of {args / 1e6:.1f} MB of arguments in "
+          f"{opts.fragment}-character fragments (Anthropic framing, {big['stream'] / 1e6:.0f} MB of stream), "
+          "reference: the same with a 1 KB call")
+    print()
+    print("| measure | reference (1 KB call) | big call | per argument byte | target |")
+    print("|---|---|---|---|---|")
+    print(f"| peak RSS | {small['rss'] / mib:.0f} MiB | {big['rss'] / mib:.0f} MiB | {per_byte:.1f} B/B | ≤ 4 B/B |")
+    print(f"| transcript database | {small['db'] / 1024:.0f} KiB | {big['db'] / mib:.1f} MiB | {db:.2f}× | ≤ 1.2× |")
+    print(f"| recording | {small['recording'] / 1024:.0f} KiB | {big['recording'] / mib:.1f} MiB | "
+          f"{rec:.2f}× the raw stream ({big['stream'] / mib:.1f} MiB) | ≤ 1× |")
+    print(f"| wall time of ask | {small['wall']:.2f} s | {big['wall']:.2f} s | — | — |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
