@@ -226,3 +226,56 @@ def test_sigkill_at_random_moments_leaves_a_store_that_opens(home: Path) -> None
         history = history_of(conv)  # and the conversation can go on
         _validate("anthropic", REQUEST_BUILDERS["anthropic"]("m", history, [], None)[1])
     assert outcomes["killed mid-turn"] >= 5, outcomes
+
+
+def _big_call_conversation(size: int) -> tuple[str, str]:
+    body = ("The parcel left the hub on Tuesday and has not been scanned since. " * (size // 60 + 1))[:size]
+    args = json.dumps({"order_id": "A-1042", "subject": "Late parcel", "body": body, "priority": "high"})
+    script = [("text", "Filing it.")] + streamgen.call_script(0, "t1", "create_ticket", args, 16)
+    with FaultServer() as server:
+        server.replies.append(Reply(streamgen.anthropic(script), chunk=16384))
+        server.replies.append(Reply(streamgen.anthropic([("text", "Filed.")], stop_reason="end_turn")))
+        session = converse(["file it"], endpoint=Endpoint("anthropic", server.url, "m", "test"))
+    return session.conversation, args
+
+
+def test_a_big_call_is_stored_once_not_once_per_state(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from app import dbfile
+
+    writes: list[str] = []
+    execute = dbfile._Connection.execute
+
+    def counting(self: Any, sql: str, parameters: Any = ()) -> Any:
+        if "call_arguments VALUES" in sql:
+            writes.append(sql)
+        return execute(self, sql, parameters)
+
+    monkeypatch.setattr(dbfile._Connection, "execute", counting)
+    conversation, args = _big_call_conversation(1_000_000)
+    assert len(writes) == 1  # announced → ended → waiting → running → ran → turn end: one write of the buffer
+    store = Store(data_dir() / "callstream.db")
+    (held,) = store._db.execute("SELECT (SELECT SUM(LENGTH(record)) FROM blocks) + "
+                                "(SELECT SUM(LENGTH(raw)) FROM call_arguments)").fetchone()
+    store.close()
+    assert held <= 1.2 * len(args)  # the buffer once, no parsed copy beside it
+    conv = stored(conversation)
+    (call,) = [b for item in conv.items if hasattr(item, "blocks") for b in item.blocks if b.type == "tool_call"]
+    assert call.state == "ran" and call.final
+    assert call.arguments_raw == args and call.arguments == json.loads(args)  # parsed again on load
+
+
+def test_a_record_that_holds_its_buffer_inline_still_loads(home: Path) -> None:
+    conversation = converse(["Show me order A-1042"]).conversation
+    store = Store(data_dir() / "callstream.db")
+    raws = {(r["seq"], r["idx"]): r["raw"] for r in store._db.execute("SELECT * FROM call_arguments")}
+    assert raws
+    for (seq, idx), raw in raws.items():  # the shape files written before call_arguments have
+        (record,) = store._db.execute("SELECT record FROM blocks WHERE seq = ? AND idx = ?", (seq, idx)).fetchone()
+        data = json.loads(record)
+        data.update(arguments_raw=raw, arguments=json.loads(raw) if data["final"] else None)
+        store._db.execute("UPDATE blocks SET record = ? WHERE seq = ? AND idx = ?", (json.dumps(data), seq, idx))
+    store._db.execute("DELETE FROM call_arguments")
+    store.close()
+    calls = [b for item in stored(conversation).items if hasattr(item, "blocks") for b in item.blocks
+             if b.type == "tool_call"]
+    assert calls and all(c.arguments_raw and c.arguments == json.loads(c.arguments_raw) for c in calls)

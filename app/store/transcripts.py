@@ -66,6 +66,12 @@ CREATE TABLE IF NOT EXISTS entries (
 CREATE TABLE IF NOT EXISTS blocks (
     conversation TEXT NOT NULL, seq INTEGER NOT NULL, idx INTEGER NOT NULL, record TEXT NOT NULL,
     PRIMARY KEY (conversation, seq, idx));
+-- a call's argument buffer, apart from its record: written once when it stops
+-- growing, while the small record is rewritten at each state (older files keep
+-- the buffer inside the record; both load)
+CREATE TABLE IF NOT EXISTS call_arguments (
+    conversation TEXT NOT NULL, seq INTEGER NOT NULL, idx INTEGER NOT NULL, raw TEXT NOT NULL,
+    PRIMARY KEY (conversation, seq, idx));
 """
 
 #: What a reopen says about a turn the process did not live to finish.
@@ -122,6 +128,8 @@ class Store:
         self._db = connect(path)
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.executescript(_SCHEMA)
+        #: (conversation, seq, index) → the argument buffer last written there
+        self._written: dict[tuple[str, int, int], str] = {}
 
     def close(self) -> None:
         self._db.close()
@@ -177,6 +185,8 @@ class Store:
                 self._db.execute("UPDATE entries SET state = 'streaming', attempts = ?, outcome = NULL, note = NULL "
                                  "WHERE conversation = ? AND seq = ?", (attempt, conversation, seq))
                 self._db.execute("DELETE FROM blocks WHERE conversation = ? AND seq = ?", (conversation, seq))
+                self._db.execute("DELETE FROM call_arguments WHERE conversation = ? AND seq = ?", (conversation, seq))
+                self._written = {k: v for k, v in self._written.items() if k[:2] != (conversation, seq)}
             self._touch(conversation)
         return seq
 
@@ -189,8 +199,21 @@ class Store:
                          (json.dumps(failures), conversation, seq))
 
     def put_block(self, conversation: str, seq: int, index: int, block: Block) -> None:
+        """A block's record; for a call, the record without its arguments
+        (its buffer goes to ``call_arguments``, only when it changed; the
+        parsed arguments are not stored at all: they are the buffer, parsed)."""
+        record = block_record(block)
+        if isinstance(block, ToolCallBlock):
+            raw = record.pop("arguments_raw")
+            record.pop("arguments", None)
+            key = (conversation, seq, index)
+            last = self._written.get(key)
+            if last is not raw and last != raw:
+                self._db.execute("INSERT OR REPLACE INTO call_arguments VALUES (?, ?, ?, ?)",
+                                 (conversation, seq, index, raw))
+                self._written[key] = raw
         self._db.execute("INSERT OR REPLACE INTO blocks VALUES (?, ?, ?, ?)",
-                         (conversation, seq, index, json.dumps(block_record(block), ensure_ascii=False)))
+                         (conversation, seq, index, json.dumps(record, ensure_ascii=False)))
 
     def finish_turn(self, conversation: str, seq: int, turn: Turn, attempts: int, note: str | None,
                     blocks: list[Block]) -> None:
@@ -214,6 +237,7 @@ class Store:
     def delete(self, conversation: str) -> None:
         with self.transaction():
             self._db.execute("DELETE FROM blocks WHERE conversation = ?", (conversation,))
+            self._db.execute("DELETE FROM call_arguments WHERE conversation = ?", (conversation,))
             self._db.execute("DELETE FROM entries WHERE conversation = ?", (conversation,))
             self._db.execute("DELETE FROM conversations WHERE id = ?", (conversation,))
 
@@ -228,8 +252,9 @@ class Store:
             like = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
             sql += (" WHERE c.title LIKE ? ESCAPE '\\' OR EXISTS (SELECT 1 FROM entries e WHERE e.conversation = c.id"
                     " AND e.text LIKE ? ESCAPE '\\') OR EXISTS (SELECT 1 FROM blocks b WHERE b.conversation = c.id "
-                    "AND b.record LIKE ? ESCAPE '\\')")
-            params = [like, like, like]
+                    "AND b.record LIKE ? ESCAPE '\\') OR EXISTS (SELECT 1 FROM call_arguments a "
+                    "WHERE a.conversation = c.id AND a.raw LIKE ? ESCAPE '\\')")
+            params = [like, like, like, like]
         sql += " ORDER BY c.updated DESC"
         return [dict(row) for row in self._db.execute(sql, params)]
 
@@ -248,12 +273,15 @@ class Store:
         blocks: dict[int, list[tuple[int, str]]] = {}
         for b in self._db.execute("SELECT seq, idx, record FROM blocks WHERE conversation = ?", (result.id,)):
             blocks.setdefault(b["seq"], []).append((b["idx"], b["record"]))
+        raws = {(a["seq"], a["idx"]): a["raw"] for a in
+                self._db.execute("SELECT seq, idx, raw FROM call_arguments WHERE conversation = ?", (result.id,))}
         for entry in self._db.execute("SELECT * FROM entries WHERE conversation = ? ORDER BY seq", (result.id,)):
             if entry["kind"] == "user":
                 result.items.append(StoredUser(entry["seq"], entry["text"] or "", entry["exchange"],
                                                entry["exchange_message"]))
                 continue
-            records = [_stored_block(rec) for _, rec in sorted(blocks.get(entry["seq"], []))]
+            records = [_stored_block(rec, raws.get((entry["seq"], idx)))
+                       for idx, rec in sorted(blocks.get(entry["seq"], []))]
             stored = StoredTurn(entry["seq"], entry["turn"], records, entry["attempts"], entry["outcome"],
                                 entry["stop_reason"], entry["error"], entry["cause"], entry["note"],
                                 json.loads(entry["failures"] or "[]"))
@@ -263,10 +291,15 @@ class Store:
         return result
 
 
-def _stored_block(record: str) -> Block:
-    """A stored block; one that cannot be read shows as a line saying so (the rest of the turn still opens)."""
+def _stored_block(record: str, raw: str | None = None) -> Block:
+    """A stored block, its call buffer put back from ``call_arguments`` (older
+    records hold it inline); one that cannot be read shows as a line saying
+    so (the rest of the turn still opens)."""
     try:
-        return block_from_record(loads(record))
+        data = loads(record)
+        if raw is not None and isinstance(data, dict) and data.get("type") == "tool_call":
+            data["arguments_raw"] = raw
+        return block_from_record(data)
     except ValueError as exc:
         return TextBlock(f"[this block could not be read back: {exc}]")
 

@@ -40,7 +40,7 @@ from .events import (
     TextDelta,
     TurnEnded,
 )
-from .strictjson import StrictJSONError, parse_arguments
+from .strictjson import StrictJSONError, call_arguments, parse_arguments
 
 __all__ = ["Assembler", "BlockAdded", "BlockChanged", "CallClosed", "TurnClosed", "Update"]
 
@@ -255,7 +255,7 @@ class Assembler:
             else:
                 raw = call.arguments_raw
                 try:
-                    call.arguments = {} if not raw.strip() else parse_arguments(raw)
+                    call.arguments = call_arguments(raw)
                     call.final = not call.provider_executed
                 except StrictJSONError as exc:
                     call.problem = f"arguments do not parse: {exc}"

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .pieces import append_piece
+from .strictjson import StrictJSONError, call_arguments
 
 __all__ = [
     "block_record",
@@ -273,6 +274,12 @@ def block_from_record(record: dict[str, Any]) -> Block:
         raise ValueError(f"unknown block type {str(kind)[:40]!r}")
     raw = str(record.get("arguments_raw", ""))
     arguments = record.get("arguments")
+    if "arguments" not in record and record.get("final"):
+        # the store keeps a final call's buffer only: its arguments are that buffer, parsed
+        try:
+            arguments = call_arguments(raw)
+        except StrictJSONError:
+            arguments = None
     state = record.get("state", "preparing")
     timings = record.get("timings")
     call = ToolCallBlock(

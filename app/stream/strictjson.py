@@ -74,3 +74,9 @@ def parse_arguments(text: str) -> dict[str, Any]:
     if "\\ud" in lowered and _has_lone_surrogate(value):
         raise StrictJSONError("lone surrogate in a string")
     return value
+
+
+def call_arguments(raw: str) -> dict[str, Any]:
+    """A call's arguments from its whole buffer: ``{}`` for a no-argument
+    call (nothing streamed), else the strict parse (raises StrictJSONError)."""
+    return {} if not raw.strip() else parse_arguments(raw)
