@@ -37,6 +37,7 @@ from .demo.dialects import PARSERS
 from .store.recording import Recording, read_recording
 from .stream import BlockChanged, CallClosed, StreamParser, ToolCallBlock
 from .stream.jsonscan import JSONScanner
+from .stream.limits import loads
 from .stream.preview import format_value
 
 __all__ = ["CLASSES", "CallAudit", "audit_recording", "audit_files", "summarise"]
@@ -94,7 +95,7 @@ def _pairs(text: str) -> list[tuple[str, Any]] | None:
         return dict(pairs)
 
     try:
-        json.loads(text, object_pairs_hook=hook)
+        loads(text, json.JSONDecoder(object_pairs_hook=hook))
     except (ValueError, RecursionError):
         return None
     return captured[-1] if captured else None
@@ -106,7 +107,7 @@ def _lenient_final(call: ToolCallBlock) -> dict[str, Any] | None:
     if not call.ended:
         return None
     with contextlib.suppress(ValueError, RecursionError):
-        value = json.loads(call.arguments_raw or "{}")
+        value = loads(call.arguments_raw or "{}")
         return value if isinstance(value, dict) else None
     return None
 

@@ -51,6 +51,7 @@ from typing import Any
 
 from .mcp.config import MCPConfigError, MCPServerConfig, parse_servers
 from .paths import config_path
+from .stream.limits import DEFAULT_LIMITS, Limits, TooDeep, check_depth, loads
 
 __all__ = ["Config", "ConfigError", "url_has_password", "ProviderProfile", "CommandToolConfig", "load_config",
            "DIALECT_NAMES", "KNOWN_KEYS"]
@@ -89,7 +90,7 @@ DEMO_READ_TIMEOUT = 15.0
 #: A feature that reads a new key adds it here.
 KNOWN_KEYS: dict[str, set[str]] = {
     "top": {"default", "record", "system", "theme", "providers", "tools", "roles", "keys", "recordings", "ledger",
-            "team", "ledger_lease", "mcp", "approval"},
+            "team", "ledger_lease", "mcp", "approval", "limits"},
     "provider": {"provider", "model", "base_url", "key_env", "connect_timeout", "read_timeout", "deadline",
                  "retries", "max_rounds", "options", "dialect", "speed", "tools", "system"},
     "tool": {"command", "description", "parameters", "read_only", "display", "timeout", "approval"},
@@ -180,6 +181,8 @@ class Config:
     team: str | None = None
     #: How long a claim holds without being renewed (PostgreSQL ledgers).
     ledger_lease: float = 30.0
+    #: ``[limits]``: byte limits on what a provider or a tool may send (app/stream/limits.py).
+    limits: Limits = DEFAULT_LIMITS
     #: ``[mcp.NAME]`` tool servers (app/mcp/config.py).
     mcp: dict[str, MCPServerConfig] = field(default_factory=dict)
     #: ``[approval] allow / deny``: tool-name patterns (app/tools/approvals.py); deny beats allow.
@@ -300,8 +303,45 @@ def _provider(name: str, table: Any, where: str, warnings: list[str] | None = No
         profile.demo_dialect = str(table.get("dialect", "openai-chat"))
         if profile.demo_dialect not in DIALECT_NAMES[:4]:
             raise ConfigError(f"{where}.dialect must be one of {', '.join(DIALECT_NAMES[:4])}")
-        profile.demo_speed = float(table.get("speed", 1.0))
+        speed = table.get("speed", 1.0)
+        if isinstance(speed, bool) or not isinstance(speed, int | float) or not 0 <= speed <= 1000:
+            raise ConfigError(f"{where}.speed must be a number from 0 (no pauses) to 1000, like 1 or 2.5 "
+                              f"(got {str(speed)[:40]!r})")
+        profile.demo_speed = float(speed)
     return profile
+
+
+def _check_schema(name: str, parameters: dict[str, Any], where: str) -> None:
+    """A tool schema that is not a schema (``required = 5``) is refused when
+    the config loads, naming the tool — not when the model first calls it."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        check_depth(parameters)
+        Draft202012Validator.check_schema(parameters)
+    except TooDeep as exc:
+        raise ConfigError(f"{where}.parameters: {exc}") from None
+    except SchemaError as exc:
+        at = ".".join(str(p) for p in exc.absolute_path) or "the top level"
+        raise ConfigError(f"{where}.parameters is not a valid JSON Schema ({exc.message[:120]} at {at}); "
+                          f"the tool {name!r} cannot be offered until it is fixed") from None
+
+
+def _limits(data: dict[str, Any], where: str) -> Limits:
+    table = data.get("limits", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: [limits] must be a table of byte counts")
+    values: dict[str, int] = {}
+    for key in Limits.__dataclass_fields__:
+        value = table.get(key, getattr(DEFAULT_LIMITS, key))
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1024:
+            raise ConfigError(f"{where}: limits.{key} must be a whole number of bytes, at least 1024")
+        values[key] = value
+    unknown = sorted(set(table) - set(values))
+    if unknown:
+        raise ConfigError(f"{where}: limits.{unknown[0]} is not a limit (known: {', '.join(values)})")
+    return Limits(**values)
 
 
 def _tool(name: str, table: Any, where: str, warnings: list[str] | None = None) -> CommandToolConfig:
@@ -317,14 +357,13 @@ def _tool(name: str, table: Any, where: str, warnings: list[str] | None = None) 
         raise ConfigError(f"{where}.command must be a command line (a string or a list of strings)")
     parameters = table.get("parameters", {"type": "object", "properties": {}})
     if isinstance(parameters, str):
-        import json
-
         try:
-            parameters = json.loads(parameters)
+            parameters = loads(parameters)
         except ValueError as exc:
             raise ConfigError(f"{where}.parameters is not JSON: {exc}") from None
     if not isinstance(parameters, dict) or parameters.get("type", "object") != "object":
         raise ConfigError(f"{where}.parameters must be a JSON Schema for an object")
+    _check_schema(name, parameters, where)
     display: list[tuple[str, str]] = []
     for item in table.get("display", []):
         if isinstance(item, str):
@@ -404,9 +443,12 @@ def load_config(path: Path | None = None) -> Config:
         raise ConfigError(f"{path}: cannot read it ({exc})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deep to read") from None
     config = Config(path=path)
     warnings = config.warnings
     _check_keys(data, "top", str(path), warnings)
+    config.limits = _limits(data, str(path))
     default = data.get("default")
     if default is not None and not isinstance(default, str):
         raise ConfigError(f"{path}: default must be a profile name")

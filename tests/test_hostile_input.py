@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
+from tests import streamgen
+from tests.faultserver import FaultServer, Reply
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -40,11 +42,13 @@ class Saved:
         assert code == 0, err
         return out
 
-    def intact(self) -> None:
-        """What was saved before is still there, unchanged, and nothing else was stored."""
+    def intact(self, alone: bool = False) -> None:
+        """What was saved before is still there, unchanged (``alone``: and nothing else was stored)."""
         assert self.exported() == self.export
         code, out, _ = run("transcripts", "--json")
-        assert code == 0 and [row["id"] for row in json.loads(out)] == [self.id]
+        ids = [row["id"] for row in json.loads(out)]
+        assert code == 0 and self.id in ids
+        assert not alone or ids == [self.id]
 
 
 @pytest.fixture
@@ -82,7 +86,7 @@ def test_import_whose_id_climbs_out_of_the_data_dir_is_refused(saved: Saved, tmp
     path = _export_with(saved, tmp_path, {"id": "../../outside"})
     stated(run("import", str(path)), 2, "conversation id '../../outside' is not valid",
            "ASCII letters, digits, '_' and '-'")
-    saved.intact()
+    saved.intact(alone=True)
     code, _, err = run("ask", "again", "--conversation", "../../outside")
     assert code == 2 and "is not valid" in err
     assert not (tmp_path / "outside.ndjson").exists() and not (saved.data.parent / "outside.ndjson").exists()
@@ -91,23 +95,23 @@ def test_import_whose_id_climbs_out_of_the_data_dir_is_refused(saved: Saved, tmp
 def test_import_whose_id_is_an_absolute_path_is_refused(saved: Saved, tmp_path: Path) -> None:
     path = _export_with(saved, tmp_path, {"id": str(tmp_path / "abs")})
     stated(run("import", str(path)), 2, "is not valid")
-    saved.intact()
+    saved.intact(alone=True)
     assert not list(tmp_path.glob("abs*"))
 
 
 def test_ask_conversation_that_is_a_path_is_refused(saved: Saved) -> None:
     stated(run("ask", "hi", "--conversation", "../x"), 2, "conversation id '../x' is not valid")
-    saved.intact()
+    saved.intact(alone=True)
 
 
 def test_export_id_that_is_a_path_is_refused(saved: Saved) -> None:
     stated(run("export", "/etc/passwd"), 2, "conversation id '/etc/passwd' is not valid")
-    saved.intact()
+    saved.intact(alone=True)
 
 
 def test_export_prefix_with_a_like_wildcard_matches_nothing(saved: Saved) -> None:
     stated(run("export", "_" * 4), 2, "no stored conversation '____'")
-    saved.intact()
+    saved.intact(alone=True)
 
 
 # -- imports ----------------------------------------------------------------------------
@@ -115,33 +119,34 @@ def test_export_prefix_with_a_like_wildcard_matches_nothing(saved: Saved) -> Non
 def test_import_of_a_hundred_thousand_deep_document(saved: Saved, tmp_path: Path) -> None:
     path = tmp_path / "deep.json"
     path.write_text("[" * 100_000 + "]" * 100_000)
-    stated(run("import", str(path)), 2, "is not JSON that callstream reads", "nesting deeper than 100 levels")
-    saved.intact()
+    stated(run("import", str(path)), 2, "is not JSON that callstream reads",
+           "nesting too deep (deeper than 100 levels)")
+    saved.intact(alone=True)
 
 
 def test_import_with_a_turn_of_ten_to_the_thirty(saved: Saved, tmp_path: Path) -> None:
     path = _export_with(saved, tmp_path, item={"turn": 10**30})
     stated(run("import", str(path)), 2, "item 1.turn must be a whole number from 0 to 1000000000")
-    saved.intact()
+    saved.intact(alone=True)
 
 
 def test_import_with_created_nan(saved: Saved, tmp_path: Path) -> None:
     path = _export_with(saved, tmp_path, {"created": "nan"})
     stated(run("import", str(path)), 2, "conversation.created must be a finite number of seconds")
-    saved.intact()
+    saved.intact(alone=True)
 
 
 def test_import_with_a_block_that_is_not_an_object(saved: Saved, tmp_path: Path) -> None:
     path = _export_with(saved, tmp_path, item={"blocks": [5]})
     stated(run("import", str(path)), 2, "item 1 has a damaged block: a block that is not an object")
-    saved.intact()
+    saved.intact(alone=True)
 
 
 def test_import_of_a_file_that_is_not_text(saved: Saved, tmp_path: Path) -> None:
     path = tmp_path / "binary.json"
     path.write_bytes(b"\xff\xfe\x00garbage")
     stated(run("import", str(path)), 2, "is not a text file")
-    saved.intact()
+    saved.intact(alone=True)
 
 
 # -- recordings ------------------------------------------------------------------------
@@ -158,49 +163,49 @@ def test_recording_with_a_nan_interval(saved: Saved, tmp_path: Path) -> None:
     path = _recording(tmp_path, '[NaN, "o", "data: x\\n\\n"]', [0, "m", {"kind": "user", "text": "x"}])
     stated(run("replay", str(path), "--headless", "--idle-limit", "1"), 2,
            "line 2 is not a recording event", "not a finite number of seconds")
-    saved.intact()
+    saved.intact(alone=True)
 
 
 def test_recording_with_an_interval_of_1e400(saved: Saved, tmp_path: Path) -> None:
     path = _recording(tmp_path, '[1e400, "o", "data: x\\n\\n"]', [0, "m", {"kind": "user", "text": "x"}])
     stated(run("replay", str(path), "--headless", "--idle-limit", "1"), 2, "line 2", "not a finite number")
-    saved.intact()
+    saved.intact(alone=True)
 
 
 def test_recording_with_bad_base64(saved: Saved, tmp_path: Path) -> None:
     path = _recording(tmp_path, [0, "b", "!!!not base64!!!"], [0, "m", {"kind": "user", "text": "x"}])
     stated(run("replay", str(path), "--headless"), 2, "line 2 is not a recording event")
-    saved.intact()
+    saved.intact(alone=True)
 
 
 def test_recording_with_a_hundred_thousand_deep_line(saved: Saved, tmp_path: Path) -> None:
     path = _recording(tmp_path, "[" * 100_000 + "]" * 100_000, [0, "m", {"kind": "user", "text": "x"}])
-    stated(run("replay", str(path), "--headless"), 2, "line 2", "nesting deeper than 100 levels")
-    saved.intact()
+    stated(run("replay", str(path), "--headless"), 2, "line 2", "nesting too deep (deeper than 100 levels)")
+    saved.intact(alone=True)
 
 
 def test_recording_whose_header_dialect_is_a_path(saved: Saved, tmp_path: Path) -> None:
     path = _recording(tmp_path, [0, "m", {"kind": "user", "text": "x"}], header={"dialect": "../../etc"})
     stated(run("replay", str(path), "--headless"), 2, "unknown dialect '../../etc'")
-    saved.intact()
+    saved.intact(alone=True)
 
 
 def test_recording_whose_conversation_id_is_a_path(saved: Saved, tmp_path: Path) -> None:
     path = _recording(tmp_path, [0, "m", {"kind": "user", "text": "x"}], header={"conversation": "../../x"})
     stated(run("replay", str(path), "--headless"), 2, "conversation id '../../x' is not valid")
-    saved.intact()
+    saved.intact(alone=True)
 
 
 def test_recording_with_an_impossible_turn_number(saved: Saved, tmp_path: Path) -> None:
     path = _recording(tmp_path, [0, "m", {"kind": "turn", "turn": 10**30, "request": None}])
     stated(run("replay", str(path), "--headless"), 2, "line 2", "its turn is not a turn number")
-    saved.intact()
+    saved.intact(alone=True)
 
 
 def test_recording_with_retries_that_are_not_a_number(saved: Saved, tmp_path: Path) -> None:
     path = _recording(tmp_path, [0, "m", {"kind": "user", "text": "x"}], header={"retries": "many"})
     stated(run("replay", str(path), "--headless"), 2, "retries must be a whole number from 0 to 10")
-    saved.intact()
+    saved.intact(alone=True)
 
 
 def test_a_torn_last_line_still_replays(saved: Saved, tmp_path: Path) -> None:
@@ -209,7 +214,7 @@ def test_a_torn_last_line_still_replays(saved: Saved, tmp_path: Path) -> None:
         f.write('[0.1, "o", "data: {\\"cho')
     code, _, err = run("replay", str(path), "--headless")
     assert code == 0 and "Traceback" not in err
-    saved.intact()
+    saved.intact(alone=True)
 
 
 def test_recording_chunks_in_base64_replay_as_bytes(saved: Saved, tmp_path: Path) -> None:
@@ -222,3 +227,122 @@ def test_recording_chunks_in_base64_replay_as_bytes(saved: Saved, tmp_path: Path
     code, out, err = run("replay", str(path), "--headless")
     assert code == 0, err
     assert "é" in out
+
+
+# -- providers that send what no provider should --------------------------------------
+
+@pytest.fixture
+def server() -> Iterator[FaultServer]:
+    with FaultServer() as srv:
+        yield srv
+
+
+def _provider(saved: Saved, server: FaultServer, dialect: str = "openai-chat", extra: str = "",
+              retries: int = 0) -> str:
+    url = server.url + ("/v1" if dialect.startswith("openai") else "")
+    with (saved.home / "config.toml").open("a") as f:
+        f.write(f'\n[providers.hostile]\nprovider = "{dialect}"\nmodel = "m"\nbase_url = "{url}"\n'
+                f'key_env = "CALLSTREAM_HOSTILE_KEY"\nretries = {retries}\n{extra}')
+    return "hostile"
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CALLSTREAM_HOSTILE_KEY", "hostile-test-key-0123456789")
+
+
+def test_error_body_nineteen_thousand_brackets_deep(saved: Saved, server: FaultServer) -> None:
+    server.replies.append(Reply(b"[" * 19_000, status=400))
+    err = stated(run("ask", "hi", "--provider", _provider(saved, server)), 1, "HTTP 400")
+    assert len(err) < 400  # one capped line, not 19,000 brackets
+    saved.intact()
+
+
+def test_proxy_traceback_becomes_one_capped_line(saved: Saved, server: FaultServer) -> None:
+    trace = "Traceback (most recent call last):\n" + "".join(
+        f'  File "/srv/litellm/proxy/route_{i}.py", line {i}, in handler\n    raise ProxyError()\n' for i in range(60))
+    server.replies.append(Reply(json.dumps({"error": {"message": trace}}).encode(), status=500))
+    code, out, err = run("ask", "hi", "--provider", _provider(saved, server), "--json")
+    assert code == 1 and "Traceback" not in err
+    turn = json.loads(out)["turns"][0]
+    assert "\n" not in turn["error"] and len(turn["error"]) <= 300 and turn["error"].endswith("…")
+    saved.intact()
+
+
+def test_retry_after_garbage_is_ignored(saved: Saved, server: FaultServer) -> None:
+    server.replies.append(Reply(b'{"error": {"message": "slow down"}}', status=429, headers={"Retry-After": "garbage"}))
+    server.replies.append(Reply(streamgen.openai_chat([("text", "recovered")], finish="stop")))
+    code, out, err = run("ask", "hi", "--provider", _provider(saved, server, retries=1), "--no-tools")
+    # the garbage header is ignored: the retry waits its own backoff, and the turn goes on
+    assert code == 0 and "recovered" in out and "Traceback" not in err
+    assert "Attempt 1 failed: HTTP 429: slow down. Retrying in" in err
+    saved.intact()
+
+
+def test_retry_after_garbage_values_parse_to_nothing() -> None:
+    import httpx
+
+    from app.net.stream import retry_after_seconds
+
+    for value in ("garbage", "nan", "inf", "-inf", "Mon, 99 Foo 2026 99:99:99 GMT", "1e400", "\x00"):
+        assert retry_after_seconds(httpx.Headers({"retry-after": value})) in (None, 0.0, 60.0), value
+    assert retry_after_seconds(httpx.Headers({"retry-after-ms": "nan", "retry-after": "2"})) == 2.0
+
+
+def test_arguments_six_hundred_deep_are_not_run(saved: Saved, server: FaultServer) -> None:
+    args = '{"order_id": "A-1042", "x": ' + "[" * 600 + "]" * 600 + "}"
+    server.replies.append(Reply(streamgen.openai_chat(streamgen.call_script(0, "c1", "get_order", args, 97))))
+    code, out, err = run("ask", "hi", "--provider", _provider(saved, server), "--json")
+    assert code == 1 and "Traceback" not in err
+    turn = json.loads(out)["turns"][0]
+    call = next(b for b in turn["blocks"] if b["type"] == "tool_call")
+    assert turn["outcome"] == "malformed" and call["state"] == "not run"
+    assert "nesting too deep (deeper than 100 levels)" in call["result"]
+    saved.intact()
+
+
+def test_tool_result_a_hundred_thousand_deep_goes_to_gemini_as_text(saved: Saved, server: FaultServer) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    tool = (f'[tools.deep]\ncommand = ["python3", "-c", "print(\'{deep[:1]}\' * 100000 + \'{deep[-1:]}\' * 100000)"]\n'
+            'read_only = true\n')
+    _provider(saved, server, "gemini", "\n" + tool)
+    server.replies.append(Reply(streamgen.gemini(streamgen.call_script(0, "c1", "deep", "{}"))))
+    server.replies.append(Reply(streamgen.gemini([("text", "done")])))
+    code, out, err = run("ask", "hi", "--provider", "hostile", "--json")
+    assert code == 0, err
+    assert "Traceback" not in err
+    parts = server.requests[1]["body"]["contents"][-1]["parts"]
+    response = parts[0]["functionResponse"]["response"]["result"]
+    assert isinstance(response, str) and response.strip() == deep
+    saved.intact()
+
+
+# -- the config file ----------------------------------------------------------------------
+
+def _config(saved: Saved, text: str) -> None:
+    with (saved.home / "config.toml").open("a") as f:
+        f.write("\n" + text + "\n")
+
+
+def test_config_tool_schema_that_is_not_a_schema(saved: Saved) -> None:
+    _config(saved, '[tools.broken]\ncommand = ["true"]\nparameters = { type = "object", required = 5 }')
+    stated(run("ask", "hi"), 2, "tools.broken.parameters is not a valid JSON Schema", "the tool 'broken'")
+    saved.intact(alone=True)
+
+
+def test_config_demo_speed_fast(saved: Saved) -> None:
+    _config(saved, '[providers.quick]\nprovider = "demo"\nspeed = "fast"')
+    stated(run("ask", "hi"), 2, "providers.quick.speed must be a number from 0", "'fast'")
+    saved.intact(alone=True)
+
+
+def test_config_nested_five_thousand_deep(saved: Saved) -> None:
+    _config(saved, "deep = " + "[" * 5000 + "]" * 5000)
+    stated(run("ask", "hi"), 2, "nested too deep to read")
+    saved.intact(alone=True)
+
+
+def test_config_limit_that_is_not_a_number(saved: Saved) -> None:
+    _config(saved, '[limits]\nevent_bytes = "lots"')
+    stated(run("ask", "hi"), 2, "limits.event_bytes must be a whole number of bytes")
+    saved.intact(alone=True)

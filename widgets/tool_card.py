@@ -21,6 +21,7 @@ from textual.widgets import Collapsible, Static
 
 from app.stream import ToolCallBlock
 from app.stream.inert import inert
+from app.stream.limits import loads
 from app.stream.preview import FormingPreview, result_line, visible_fields
 
 __all__ = ["ToolCard", "BADGES"]
@@ -204,7 +205,7 @@ def _badge_style(state: str) -> str:
 
 def _json(text: str) -> object | None:
     try:
-        return json.loads(text)
+        return loads(text)
     except ValueError:
         return None
 

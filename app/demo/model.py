@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..conversation import Assistant, CallRecord, Entry, ToolResult, ToolSpec, User
+from ..stream.limits import loads
 from .plan import Call, Plan, Say, Stall, Think, call_id
 
 __all__ = ["SCENARIOS", "LABEL", "reply"]
@@ -156,7 +157,7 @@ def _orders_in(results: list[ToolResult]) -> list[dict[str, Any]]:
         if result.is_error:
             continue
         try:
-            walk(json.loads(result.content))
+            walk(loads(result.content))
         except ValueError:
             for oid in _ORDER_ID.findall(result.content):
                 seen.setdefault(oid, {"order_id": oid})

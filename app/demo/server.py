@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..stream.limits import loads
 from .dialects import ENCODERS, PARSERS, Request, RequestError
 from .model import LABEL, reply
 from .plan import Call, Cut, Pause, Plan, Say, frames
@@ -186,7 +187,7 @@ class DemoServer:
             await self._json(writer, 404, _error_body(None, 404, f"no route for {method} {url.path}"))
             return
         try:
-            payload = json.loads(body or b"{}")
+            payload = loads(body or b"{}")
             if not isinstance(payload, dict):
                 raise RequestError("the request body must be a JSON object")
             request = PARSERS[dialect](payload)
@@ -275,7 +276,7 @@ class DemoServer:
             content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
             for c in calls:
                 try:
-                    arguments = json.loads(c.arguments)
+                    arguments = loads(c.arguments)
                 except ValueError:
                     arguments = {}
                 content.append({"type": "tool_use", "id": c.id, "name": c.name, "input": arguments})

@@ -11,6 +11,8 @@ import json
 import math
 from typing import Any
 
+from ..stream.limits import check_depth
+
 __all__ = ["canonical_json", "conversation_scope", "idempotency_key"]
 
 
@@ -37,8 +39,11 @@ def _canon(value: Any) -> Any:
 
 def canonical_json(value: Any) -> str:
     """RFC 8785-style: sorted keys, no whitespace, integral floats as ints,
-    strings as they are (no Unicode normalisation), arrays in order."""
-    return json.dumps(_canon(value), ensure_ascii=False, separators=(",", ":"), sort_keys=False, allow_nan=False)
+    strings as they are (no Unicode normalisation), arrays in order.
+    Nesting deeper than the one depth limit is ``TooDeep`` (strict parsing
+    already refuses such arguments; this walk must not be the one that recurses)."""
+    return json.dumps(_canon(check_depth(value)), ensure_ascii=False, separators=(",", ":"), sort_keys=False,
+                      allow_nan=False)
 
 
 def idempotency_key(conversation: str, turn: int, tool: str, arguments: dict[str, Any], occurrence: int) -> str:

@@ -28,11 +28,12 @@ written, so nothing that expands a secret ever writes it back.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from ..stream.limits import loads
 
 __all__ = ["MCPServerConfig", "ToolOptions", "parse_servers", "expand", "from_mcp_json", "APPROVAL_MODES",
            "MCPConfigError"]
@@ -204,7 +205,7 @@ def from_mcp_json(text: str, where: str) -> dict[str, dict[str, Any]]:
     ``[mcp.NAME]`` tables (``${VAR}`` left as written). Each one is checked
     by ``parse_server`` so an import never writes a table we would refuse."""
     try:
-        document = json.loads(text)
+        document = loads(text)
     except ValueError as exc:
         raise MCPConfigError(f"{where}: not JSON ({exc})") from None
     servers = document.get("mcpServers") if isinstance(document, dict) else None

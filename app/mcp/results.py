@@ -15,6 +15,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ..stream.limits import loads
+
 __all__ = ["MappedResult", "map_result"]
 
 
@@ -71,7 +73,7 @@ def map_result(result: Any) -> MappedResult:
 def _says(text: str, structured: Any) -> bool:
     """The text is the structured value already (servers often send both)."""
     try:
-        if json.loads(text) == structured:
+        if loads(text) == structured:
             return True
     except ValueError:
         pass

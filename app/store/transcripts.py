@@ -193,7 +193,7 @@ class Store:
     def add_failure(self, conversation: str, seq: int, message: str) -> None:
         row = self._db.execute("SELECT failures FROM entries WHERE conversation = ? AND seq = ?",
                                (conversation, seq)).fetchone()
-        failures = json.loads(row[0]) if row else []
+        failures = loads(row[0]) if row else []
         failures.append(message)
         self._db.execute("UPDATE entries SET failures = ? WHERE conversation = ? AND seq = ?",
                          (json.dumps(failures), conversation, seq))
@@ -284,7 +284,7 @@ class Store:
                        for idx, rec in sorted(blocks.get(entry["seq"], []))]
             stored = StoredTurn(entry["seq"], entry["turn"], records, entry["attempts"], entry["outcome"],
                                 entry["stop_reason"], entry["error"], entry["cause"], entry["note"],
-                                json.loads(entry["failures"] or "[]"))
+                                loads(entry["failures"] or "[]"))
             if entry["state"] == "streaming":
                 _mark_killed(stored)
             result.items.append(stored)

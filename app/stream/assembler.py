@@ -40,6 +40,7 @@ from .events import (
     TextDelta,
     TurnEnded,
 )
+from .limits import loads
 from .strictjson import StrictJSONError, call_arguments, parse_arguments
 
 __all__ = ["Assembler", "BlockAdded", "BlockChanged", "CallClosed", "TurnClosed", "Update"]
@@ -218,7 +219,7 @@ class Assembler:
         if raw.strip() in ("", "{}"):
             call.fragments[:] = [text]
             call.size = len(text)
-        elif _parses(raw) and json.loads(raw) == value:
+        elif _parses(raw) and loads(raw) == value:
             return  # restated whole: already have it
         else:
             call.fragments.append(text)

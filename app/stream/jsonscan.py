@@ -22,6 +22,8 @@ from __future__ import annotations
 import json
 from typing import Any, NamedTuple
 
+from .limits import MAX_DEPTH
+
 __all__ = ["JSONScanner", "Piece", "Path", "MAX_DEPTH"]
 
 Path = tuple[str | int, ...]
@@ -34,10 +36,9 @@ _NUMBER_CHARS = frozenset("0123456789+-.eE")
 _VALUE, _KEY_OR_END, _KEY, _COLON, _AFTER, _STRING, _KEYSTRING, _ATOM, _END = range(9)
 
 
-#: Pieces deeper than this are not reported (the structure is still checked):
-#: nobody reads a value 64 containers down, and a path per piece would make
-#: 10,000-deep input quadratic.
-MAX_DEPTH = 64
+# Pieces deeper than the one depth limit (limits.MAX_DEPTH) are not reported
+# (the structure is still checked): nobody reads a value that far down, and a
+# path per piece would make 10,000-deep input quadratic.
 
 
 class Piece(NamedTuple):

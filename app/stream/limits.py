@@ -31,7 +31,7 @@ class TooDeep(ValueError):
     """JSON nested deeper than MAX_DEPTH."""
 
     def __init__(self) -> None:
-        super().__init__(f"nesting deeper than {MAX_DEPTH} levels")
+        super().__init__(f"nesting too deep (deeper than {MAX_DEPTH} levels)")
 
 
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
@@ -46,14 +46,14 @@ def _too_deep_text(text: str) -> bool:
     return max(accumulate(map(_STEP.__getitem__, brackets)), default=0) > MAX_DEPTH
 
 
-def loads(text: str | bytes, **kwargs: Any) -> Any:
-    """``json.loads`` that refuses nesting deeper than MAX_DEPTH (``TooDeep``)."""
+def loads(text: str | bytes, decoder: json.JSONDecoder | None = None) -> Any:
+    """``json.loads`` (or ``decoder.decode``) that refuses nesting deeper than MAX_DEPTH (``TooDeep``)."""
     if isinstance(text, bytes | bytearray):
         text = text.decode("utf-8", "replace")
     if _too_deep_text(text):
         raise TooDeep()
     try:
-        return json.loads(text, **kwargs)
+        return json.loads(text) if decoder is None else decoder.decode(text)
     except RecursionError:  # pragma: no cover - the scan above makes this unreachable
         raise TooDeep() from None
 

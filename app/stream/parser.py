@@ -8,13 +8,13 @@ an error object alone) still ends with a stated outcome.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 
 from .assembler import Assembler, Update
 from .blocks import Block, Turn
 from .dialects import DIALECTS, Dialect, detect, make_dialect
 from .events import Event, ProviderError, StreamMalformed
+from .limits import loads
 from .sse import SSEDecoder, SSEEvent
 
 __all__ = ["StreamParser", "assemble"]
@@ -127,7 +127,7 @@ class StreamParser:
         """No frame named a dialect: say what the frames were."""
         for frame in self._pending:
             try:
-                payload = json.loads(frame.data)
+                payload = loads(frame.data)
             except (ValueError, RecursionError):
                 snippet = frame.data[:117] + "..." if len(frame.data) > 120 else frame.data
                 self.assembler.apply(StreamMalformed(f"event data is not JSON: {snippet!r}"))

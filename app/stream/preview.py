@@ -14,11 +14,11 @@ about 11 ms at 100 KB, quadratic over a stream).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 from .jsonscan import JSONScanner, Path
+from .limits import loads
 from .pieces import append_piece
 
 __all__ = ["FormingPreview", "visible_fields", "format_value", "result_line", "DisplaySpec"]
@@ -139,7 +139,7 @@ def result_line(text: str, display: DisplaySpec, limit: int = 120) -> str:
     lists some and the result is JSON, else the text itself, shortened."""
     if display:
         try:
-            value = json.loads(text)
+            value = loads(text)
         except ValueError:
             value = None
         if value is not None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .limits import TooDeep, loads
+
 __all__ = ["StrictJSONError", "parse_arguments"]
 
 
@@ -59,9 +61,11 @@ def parse_arguments(text: str) -> dict[str, Any]:
     if not text.strip():
         raise StrictJSONError("empty arguments")
     try:
-        value = _DECODER.decode(text)
+        value = loads(text, _DECODER)
     except StrictJSONError:
         raise
+    except TooDeep as exc:
+        raise StrictJSONError(str(exc)) from None
     except json.JSONDecodeError as exc:
         raise StrictJSONError(f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:

@@ -16,6 +16,7 @@ from typing import Any
 
 from ...conversation import Assistant, CallRecord, Entry, ToolResult, ToolSpec, User
 from ...stream.jsonscan import JSONScanner, Path
+from ...stream.limits import loads
 from .base import Encoder, Request, RequestError, sse
 
 __all__ = ["GeminiEncoder", "parse_request", "json_path"]
@@ -154,7 +155,7 @@ class GeminiEncoder(Encoder):
                 return []
             return [self._chunk([{"functionCall": {}}])]
         try:
-            arguments = json.loads("".join(parts) or "{}")
+            arguments = loads("".join(parts) or "{}")
         except ValueError:
             self.malformed = True
             return []

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ...conversation import Assistant, CallRecord, Entry, ToolResult, ToolSpec, User
+from ...stream.limits import loads
 from .base import Encoder, Request, RequestError, sse
 
 __all__ = ["ChatEncoder", "parse_request"]
@@ -23,7 +23,7 @@ def _arguments(text: Any) -> dict[str, Any]:
     if isinstance(text, dict):
         return text
     try:
-        value = json.loads(text or "{}")
+        value = loads(text or "{}")
     except (TypeError, ValueError):
         return {}
     return value if isinstance(value, dict) else {}

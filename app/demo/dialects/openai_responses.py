@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from ...conversation import Assistant, CallRecord, Entry, ToolResult, ToolSpec, User
+from ...stream.limits import loads
 from .base import Encoder, Request, RequestError, sse
 
 __all__ = ["ResponsesEncoder", "parse_request"]
@@ -47,7 +48,7 @@ def parse_request(body: dict[str, Any]) -> Request:
                 assistant().text += _text(item.get("content"))
         elif kind == "function_call":
             try:
-                arguments = json.loads(item.get("arguments") or "{}")
+                arguments = loads(item.get("arguments") or "{}")
             except ValueError:
                 arguments = {}
             record = CallRecord(str(item.get("call_id", "")), str(item.get("name", "")),

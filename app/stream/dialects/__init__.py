@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 
+from ..limits import loads
 from ..sse import SSEEvent
 from . import anthropic, gemini, openai_chat, openai_responses
 from .anthropic import Anthropic
@@ -63,7 +63,7 @@ def detect(sse: SSEEvent) -> str | None:
     if data.startswith("[DONE]"):
         return "openai-chat"
     try:
-        payload = json.loads(data)
+        payload = loads(data)
     except (ValueError, RecursionError):
         return None
     if isinstance(payload, list):

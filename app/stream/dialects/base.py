@@ -6,6 +6,7 @@ import json
 from typing import Any, Protocol
 
 from ..events import Event, ProviderError, StreamMalformed
+from ..limits import loads
 from ..sse import SSEEvent
 
 __all__ = ["Dialect", "load_payload", "error_message"]
@@ -32,7 +33,7 @@ class Dialect(Protocol):
 def load_payload(data: str, out: list[Event]) -> Any:
     """``json.loads`` that reports a broken frame as ``StreamMalformed``."""
     try:
-        return json.loads(data)
+        return loads(data)
     except (ValueError, RecursionError):
         snippet = data if len(data) <= 120 else data[:117] + "..."
         out.append(StreamMalformed(f"event data is not JSON: {snippet!r}"))

@@ -3,10 +3,10 @@ into the text a provider is shown. Pure data, like the rest of the core."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ...conversation import Assistant
+from ..limits import loads
 
 __all__ = ["assistant_text", "result_value"]
 
@@ -25,6 +25,6 @@ def assistant_text(entry: Assistant) -> str:
 def result_value(content: str) -> Any:
     """A tool result as a JSON value where it is one (Gemini wants objects)."""
     try:
-        return json.loads(content)
+        return loads(content)
     except ValueError:
         return content
