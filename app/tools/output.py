@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
 
 from ..stream.limits import cut_marker
 
-__all__ = ["read_capped", "capped_text"]
+__all__ = ["read_capped", "capped_text", "communicate_capped"]
 
 _PIECE = 64 * 1024
 
@@ -46,3 +47,22 @@ def capped_text(data: bytes, cut: int) -> str:
     text = decoder.decode(data, final=False)
     held = len(decoder.getstate()[0])  # the bytes of a character the cut split
     return f"{text}\n{cut_marker(cut + held)}"
+
+
+async def communicate_capped(process: asyncio.subprocess.Process, data: bytes, limit: int) -> tuple[str, str]:
+    """``process.communicate(data)`` that keeps at most ``limit`` bytes of
+    stdout and of stderr, each cut with the marker: (stdout, stderr) as text."""
+
+    async def feed() -> None:
+        if process.stdin is None:
+            return
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            process.stdin.write(data)
+            await process.stdin.drain()
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            process.stdin.close()
+
+    _, (out, out_cut), (err, err_cut) = await asyncio.gather(
+        feed(), read_capped(process.stdout, limit), read_capped(process.stderr, limit))
+    await process.wait()
+    return capped_text(out, out_cut), capped_text(err, err_cut)
