@@ -3,6 +3,8 @@
 Example::
 
     default = "local"
+    max_calls_per_turn = 128        # calls one turn may run (the rest: not run, stated)
+    max_concurrent_tools = 8        # tools running at once (the rest wait, unclaimed)
 
     [providers.local]
     provider = "openai-chat"
@@ -172,6 +174,10 @@ class Config:
     default: str | None = None
     #: Record every response stream (``record = false`` in the file turns it off).
     record: bool = True
+    #: Calls one turn may run; the rest are ``not run``, and the turn says so.
+    max_calls_per_turn: int = 128
+    #: Tools running at once (the rest wait as ``waiting``, unclaimed).
+    max_concurrent_tools: int = 8
     providers: dict[str, ProviderProfile] = field(default_factory=dict)
     tools: dict[str, CommandToolConfig] = field(default_factory=dict)
     #: A shared ledger's URL (``postgresql://…``, no password); None: the embedded sqlite one.
@@ -458,6 +464,11 @@ def load_config(path: Path | None = None) -> Config:
         raise ConfigError(f"{path}: record must be true or false")
     config.record = record
     _ledger_settings(config, data, str(path))
+    for key, top in (("max_calls_per_turn", 100_000), ("max_concurrent_tools", 256)):
+        value = data.get(key, getattr(config, key))
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= top:
+            raise ConfigError(f"{path}: {key} must be a whole number from 1 to {top:,}")
+        setattr(config, key, value)
     providers = data.get("providers", {})
     tools = data.get("tools", {})
     if not isinstance(providers, dict) or not isinstance(tools, dict):

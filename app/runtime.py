@@ -11,13 +11,12 @@ from dataclasses import dataclass
 from .chat.providers import Endpoint, open_endpoint, register_configured_keys
 from .chat.session import ChatSession
 from .config import BUILTIN_TOOL_NAMES, Config, ConfigError, ProviderProfile, load_config
-from .conversation import Assistant
 from .ids import InvalidId, check_id
 from .ledger import Ledger, open_ledger
 from .net.stream import Timeouts
 from .paths import data_dir
 from .store.recording import RecordingWriter
-from .store.transcripts import Conversation, Store, StoredTurn, TranscriptWriter, history_of
+from .store.transcripts import Conversation, Store, TranscriptWriter, history_of, retry_point
 from .tools.registry import Registry
 
 __all__ = ["Runtime", "open_runtime", "offered_tools"]
@@ -69,16 +68,16 @@ class Runtime:
             retries=self.profile.retries, max_rounds=self.profile.max_rounds, offer_tools=offer_tools,
             system=self.system,
             options=self.profile.options, first_turn=stored.next_turn if stored else None,
+            max_calls_per_turn=self.config.max_calls_per_turn, max_concurrent_tools=self.config.max_concurrent_tools,
             timeouts=Timeouts(self.profile.connect_timeout, self.profile.read_timeout, self.profile.deadline),
             team=self.config.team)
-        if stored and stored.items and isinstance(stored.items[-1], StoredTurn):
-            last = stored.items[-1]
-            if last.outcome != "complete":
-                # the last turn failed: Ctrl+R may retry it, under its own turn index
-                position = max(i for i, e in enumerate(history) if isinstance(e, Assistant))
-                session.restore_failed(position, last.turn)
+        if stored:
+            session.restore_failed(retry_point(stored, history))  # the last turn failed: Ctrl+R may retry it
         session.stored = stored
-        session.listeners.append(TranscriptWriter(self.store, session, self.profile.provider))
+        writer = TranscriptWriter(self.store, session, self.profile.provider, stored)
+        session.listeners.append(writer)
+        session.turn_source = writer.allocate_turn
+        session.resync = writer.resync
         if self.config.record:
             path = data_dir() / "recordings" / f"{check_id(session.conversation)}.ndjson"
             session.recorder = RecordingWriter(path, {

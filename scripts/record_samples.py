@@ -1,6 +1,7 @@
 """Re-record the sample recordings in transcripts/ with the embedded demo
 model, at its normal pace, so ``callstream replay`` has something to show on
-a fresh checkout. Run: .venv/bin/python scripts/record_samples.py"""
+a fresh checkout. Run: .venv/bin/python scripts/record_samples.py [NAME...]
+(no NAME: all of them)."""
 
 from __future__ import annotations
 
@@ -47,7 +48,9 @@ def main() -> int:
     home = tempfile.mkdtemp(prefix="callstream-samples-")
     os.environ["CALLSTREAM_HOME"] = home
     os.environ["CALLSTREAM_CONFIG"] = os.path.join(home, "none.toml")
-    for name, (dialect, retries, messages) in SAMPLES.items():
+    chosen = sys.argv[1:] or list(SAMPLES)
+    for name in chosen:
+        dialect, retries, messages = SAMPLES[name]
         path = asyncio.run(record(name, dialect, retries, messages))
         print(f"recorded {path.relative_to(ROOT)} ({path.stat().st_size:,} bytes)")
     return 0

@@ -20,6 +20,11 @@ def _normalise(svg: str) -> str:
     return re.sub(r"<title>.*?</title>", "<title/>", svg)
 
 
+def screen_svg(app: App[object]) -> str:
+    """The screen as an SVG, for comparing two screens without a stored file."""
+    return _normalise(app.export_screenshot(title="screen"))
+
+
 def check_snapshot(app: App[object], name: str, config: pytest.Config) -> str:
     svg = _normalise(app.export_screenshot(title=name))
     path = HERE / f"{name}.svg"

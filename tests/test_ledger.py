@@ -140,7 +140,8 @@ def test_a_failing_tool_is_failed_and_recorded(tmp_path: Path) -> None:
     assert SqliteLedger(tmp_path / "l.db").entries()[0]["state"] == "failed"
 
 
-def test_cancel_while_running_is_failed_cancelled_and_queued_is_not_run(tmp_path: Path) -> None:
+def test_a_side_effect_cancelled_while_running_is_unknown_and_a_queued_one_not_run_nor_claimed(
+        tmp_path: Path) -> None:
     updates: list[CallUpdate] = []
     log: list[str] = []
 
@@ -154,10 +155,11 @@ def test_cancel_while_running_is_failed_cancelled_and_queued_is_not_run(tmp_path
 
     asyncio.run(go())
     final = {u.ref: u for u in updates}
-    assert final[0].state == "failed" and "cancelled" in (final[0].result or "")
+    assert final[0].state == "unknown" and "cancelled while it ran" in (final[0].result or "")
     assert final[1].state == "not run"
     assert log == ["start 1"]
-    assert SqliteLedger(tmp_path / "l.db").entries()[0]["state"] == "cancelled"
+    entries = SqliteLedger(tmp_path / "l.db").entries()
+    assert [e["state"] for e in entries] == ["unknown"]  # the queued call never started: no claim
 
 
 def _worker(ledger: Path, effect: Path, sleep: float) -> subprocess.Popen[str]:

@@ -243,5 +243,5 @@ def test_the_sample_recordings_replay(home: Path, name: str) -> None:
     if name == "cutoff-mid-call":
         assert states == ["not run"]
     if name == "retry-after-dispatch":
-        reused = [b.reused for t in replayer.session.turns for b in t.blocks if b.type == "tool_call"]
-        assert states == ["ran", "ran"] and reused[0]
+        # the ticket ran before the stream dropped: the next turn continues from it, nothing is re-issued
+        assert states == ["ran", "not run"] and len(replayer.session.turns) == 2

@@ -14,12 +14,14 @@ import pytest
 from app.chat.events import AttemptFailed, AttemptStarted, ChatEvent, ExchangeDone
 from app.chat.providers import Endpoint
 from app.chat.session import ChatSession
-from app.config import CommandToolConfig
-from app.conversation import Assistant, ToolResult, User
+from app.config import CommandToolConfig, Config
+from app.conversation import Assistant, CallRecord, ToolResult, User
 from app.ledger import SqliteLedger
 from app.net.stream import Timeouts
+from app.store.transcripts import StoredTurn, history_of
+from app.stream import ToolCallBlock
 from app.tools.base import Tool, ToolContext
-from app.tools.command import command_tool
+from app.tools.dispatcher import CANCELLED_UNKNOWN
 from app.tools.registry import Registry
 from tests import streamgen
 from tests.faultserver import FaultServer, Reply
@@ -163,15 +165,17 @@ def test_cancel_mid_stream_is_a_stated_failure(server: FaultServer, tmp_path: Pa
     assert all(b.state == "not run" for b in session.turns[0].blocks if b.type == "tool_call")
 
 
-def test_cancel_while_a_tool_runs_records_it_failed_cancelled(server: FaultServer, tmp_path: Path) -> None:
+def _cancel_while_running(server: FaultServer, tmp_path: Path, read_only: bool) -> tuple[ChatSession, list[int]]:
     started = asyncio.Event()
+    runs: list[int] = []
 
     async def slow(arguments: dict[str, Any], ctx: ToolContext) -> str:
+        runs.append(1)
         started.set()
         await asyncio.sleep(30)
         return "never"
 
-    registry = Registry([Tool("get_order", "", {"type": "object"}, slow, read_only=False)])
+    registry = Registry([Tool("get_order", "", {"type": "object"}, slow, read_only=read_only)])
     server.replies.append(Reply(streamgen.anthropic(ORDER_CALL)))
     session = session_for(server, tmp_path, registry=registry)
 
@@ -185,35 +189,91 @@ def test_cancel_while_a_tool_runs_records_it_failed_cancelled(server: FaultServe
             await session.aclose()
 
     assert asyncio.run(go()).status == "cancelled"
+    return session, runs
+
+
+def test_a_read_only_tool_cancelled_while_it_ran_is_failed_cancelled(server: FaultServer, tmp_path: Path) -> None:
+    session, _ = _cancel_while_running(server, tmp_path, read_only=True)
     call = session.turns[0].blocks[1]
-    assert call.state == "failed" and "cancelled" in (call.result or "")
+    assert call.state == "failed" and call.result == "Error: cancelled while it ran."
     assert isinstance(session.history[-1], ToolResult)  # it did start: its real (failed) result is kept
 
 
-def test_a_command_tool_appends_exactly_once_across_three_retries(server: FaultServer, tmp_path: Path) -> None:
+def test_a_side_effecting_tool_cancelled_while_it_ran_is_unknown_and_never_rerun(server: FaultServer,
+                                                                                tmp_path: Path) -> None:
+    session, runs = _cancel_while_running(server, tmp_path, read_only=False)
+    call = session.turns[0].blocks[1]
+    assert call.state == "unknown"
+    assert call.result == CANCELLED_UNKNOWN
+    assert session.history[-1] == ToolResult("t1", "get_order", CANCELLED_UNKNOWN, True)  # the model is told so
+    claim = session.ledger.claim(call.key or "", "conv-1", 0, "get_order", {"order_id": "A-1042"}, 1)
+    assert claim.state == "unknown" and runs == [1]  # the ledger never lets it run again
+
+
+def append_tool(tmp_path: Path, read_only: bool = False) -> tuple[Path, CommandToolConfig]:
+    """A real command tool with a real side effect: one line appended to a file per run."""
     log = tmp_path / "appended.txt"
     script = tmp_path / "append.py"
     script.write_text("import json, os, sys\nargs = json.load(sys.stdin)\n"
                       f"open({str(log)!r}, 'a').write(os.environ['CALLSTREAM_IDEMPOTENCY_KEY'] + ' ' + args['line']"
                       " + '\\n')\nprint('ok')\n")
-    tool = command_tool(CommandToolConfig("append_line", [sys.executable, str(script)],
-                                          parameters={"type": "object", "properties": {"line": {"type": "string"}},
-                                                      "required": ["line"]}))
-    registry = Registry([tool])
-    call = streamgen.call_script(0, "t1", "append_line", '{"line": "hello"}')
-    dying = streamgen.anthropic([("text", "Appending. ")] + call + [("start", 1, "t2", "append_line")],
-                                stop_reason=None, stop=False)
-    for _ in range(3):  # the call ends, it is dispatched, then the stream dies
-        server.replies.append(Reply(dying, cut_at=len(dying)))
-    server.replies.append(Reply(streamgen.anthropic([("text", "Appending. ")] + call)))
-    server.replies.append(Reply(streamgen.anthropic([("text", "Done.")], stop_reason="end_turn")))
-    session = session_for(server, tmp_path, registry=registry, retries=3)
-    assert send(session, "append hello").status == "done"
+    return log, CommandToolConfig("append_line", [sys.executable, str(script)], read_only=read_only,
+                                  parameters={"type": "object", "properties": {"line": {"type": "string"}},
+                                              "required": ["line"]}, display=[("line", "Line")])
+
+
+#: A reply cut off without its end, per dialect with per-call end events.
+UNENDED = {"anthropic": {"stop_reason": None, "stop": False}, "openai-responses": {"final": None},
+           "gemini": {"finish": None}}
+
+
+@pytest.mark.parametrize("dialect", sorted(UNENDED))
+def test_a_call_that_ran_before_the_stream_dropped_is_continued_from_never_regenerated(
+        server: FaultServer, home: Path, dialect: str) -> None:
+    """The adversary's case: a sampling model asked again would write the call
+    with other arguments ("note attempt 2"). The loop never asks again: the
+    next request carries the call that ran, its real result and the note."""
+    from app.store.transcripts import Store
+    from tests.conversations import converse
+
+    log, tool = append_tool(home)
+    encode = streamgen.ENCODERS[dialect]
+    call = streamgen.call_script(0, "t1", "append_line", '{"line": "note attempt 1"}')
+    dying = encode([("text", "Appending. ")] + call + [("start", 1, "t2", "append_line")], **UNENDED[dialect])
+    regenerated = encode([("text", "Appending. ")] + streamgen.call_script(0, "t9", "append_line",
+                                                                          '{"line": "note attempt 2"}'))
+    server.replies.append(Reply(dying, cut_at=len(dying)))
+    server.replies.append(Reply(encode([("text", "Appended.")], **({"stop_reason": "end_turn"}
+                                                                     if dialect == "anthropic" else {}))))
+    server.replies.append(Reply(regenerated))  # what a blind retry would have been answered
+    endpoint = Endpoint(dialect, server.url, "m", "test")
+    session = converse(["append a note"], Config(tools={"append_line": tool}), endpoint)
     lines = log.read_text().splitlines()
-    assert len(lines) == 1 and lines[0].endswith(" hello")
-    assert session.turns[0].attempts == 4
-    final_call = session.turns[0].blocks[1]
-    assert final_call.state == "ran" and final_call.reused
+    assert [line.split(" ", 1)[1] for line in lines] == ["note attempt 1"]  # exactly one side effect
+    assert len(server.requests) == 2
+    # Gemini sends a call whole: the second one never reached the wire
+    states = ["ran"] if dialect == "gemini" else ["ran", "not run"]
+    note = ("Interrupted: the connection dropped." if dialect == "gemini" else
+            "Interrupted: the connection dropped while append_line was being prepared; it was not run.")
+    first = session.turns[0]
+    assert [b.state for b in first.blocks if isinstance(b, ToolCallBlock)] == states
+    assert first.note == note and first.attempts == 1
+    call_id = first.blocks[1].id  # Gemini's calls have no id on the wire: the loop names them
+    assert session.history[1] == Assistant("Appending. ", [CallRecord(call_id, "append_line",
+                                                                      {"line": "note attempt 1"})], note)
+    assert session.history[2] == ToolResult(call_id, "append_line", "ok\n")
+    request = json.dumps(server.requests[1]["body"])
+    assert "note attempt 1" in request and note in request and "ok\\n" in request
+    store = Store(home / "home" / "callstream.db")
+    try:
+        conv = store.load(session.conversation)
+    finally:
+        store.close()
+    assert conv is not None
+    stored = [b.state for i in conv.items if isinstance(i, StoredTurn) for b in i.blocks
+              if isinstance(b, ToolCallBlock)]
+    assert stored == states
+    assert history_of(conv) == session.history
 
 
 def test_round_limit(server: FaultServer, tmp_path: Path) -> None:
@@ -235,3 +295,24 @@ def test_every_dialect_through_the_loop(server: FaultServer, tmp_path: Path, dia
     assert send(session, "where is A-1042?").status == "done"
     assert isinstance(session.history[2], ToolResult) and "Ada Lovelace" in session.history[2].content
     assert session.history[-1] == Assistant("It is late.")
+
+
+def test_no_tools_offered_means_a_streamed_call_is_answered_never_run(server: FaultServer, tmp_path: Path) -> None:
+    runs: list[dict[str, Any]] = []
+
+    async def effect(arguments: dict[str, Any], ctx: ToolContext) -> str:
+        runs.append(arguments)
+        return "ran"
+
+    registry = Registry([Tool("get_order", "", {"type": "object"}, effect, read_only=False)])
+    server.replies.append(Reply(streamgen.anthropic(ORDER_CALL)))
+    server.replies.append(Reply(streamgen.anthropic([("text", "No tools, then.")], stop_reason="end_turn")))
+    session = session_for(server, tmp_path, registry=registry, offer_tools=False)
+    assert send(session, "where is A-1042?").status == "done"
+    assert "tools" not in server.requests[0]["body"] or not server.requests[0]["body"]["tools"]
+    assert runs == [] and session.ledger.entries() == []  # never dispatched, never claimed
+    call = session.turns[0].blocks[1]
+    message = "Error: no tools were offered in this request, so 'get_order' was not run."
+    assert call.state == "rejected" and call.result == message
+    assert session.history[2] == ToolResult("t1", "get_order", message, True)  # answered in-band
+    assert "tools" not in server.requests[1]["body"] or not server.requests[1]["body"]["tools"]

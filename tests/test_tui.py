@@ -19,7 +19,7 @@ from app.config import CommandToolConfig, Config, ProviderProfile
 from app.tui.app import CallstreamApp, make_app
 from tests import streamgen
 from tests.faultserver import FaultServer, Reply
-from tests.snapshots import check_snapshot
+from tests.snapshots import check_snapshot, screen_svg
 from widgets.note import NoteBlock
 from widgets.prompt_input import PromptInput
 from widgets.prose import ProseBlock
@@ -281,6 +281,86 @@ async def test_escape_cancels_and_ctrl_r_retries() -> None:
         await settle(app, pilot)
         assert cards(app) and cards(app)[-1].block.state == "ran"
         assert len(app.screen.query(ProseBlock)) == 2  # the cancelled attempt's prose was replaced
+
+
+async def reopened_svg(conversation: str, config: Config, endpoint: Endpoint | None = None) -> str:
+    app = make_app(config=config, conversation=conversation, endpoint=endpoint)
+    app.cursor_blink = False
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.3)
+        return screen_svg(app)
+
+
+async def test_ctrl_r_of_a_turn_cancelled_before_any_call_reissues_it_and_reopens_as_shown() -> None:
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        prompt = app.screen.query_one(PromptInput)
+        prompt.text = "/demo slow"
+        await pilot.press("enter")
+        for _ in range(100):
+            await pilot.pause(0.03)
+            if app.screen.query(ProseBlock):
+                break
+        await pilot.press("escape")
+        await settle(app, pilot)
+        await pilot.press("ctrl+r")
+        await settle(app, pilot)
+        assert [t.index for t in app.session.turns[:2]] == [0, 0]  # the same turn, re-issued
+        live = screen_svg(app)
+        conversation = app.session.conversation
+    assert await reopened_svg(conversation, demo_config()) == live
+
+
+async def test_ctrl_r_after_esc_while_a_tool_ran_continues_from_it_and_stores_what_ran(tmp_path: Path) -> None:
+    """Esc while a side-effecting tool runs: it may have happened (unknown),
+    so Ctrl+R does not regenerate the turn; it continues from it, and the
+    store holds exactly what the screen shows."""
+    from app.paths import data_dir
+    from app.store.transcripts import Store
+
+    started = tmp_path / "started"
+    script = tmp_path / "slow.py"
+    script.write_text(f"import pathlib, time\npathlib.Path({str(started)!r}).write_text('x')\ntime.sleep(60)\n")
+    tool = CommandToolConfig("file_note", [sys.executable, str(script)], read_only=False,
+                             parameters={"type": "object", "properties": {"text": {"type": "string"}}},
+                             display=[("text", "Note")])
+    config = Config(tools={"file_note": tool})
+    call = streamgen.call_script(0, "t1", "file_note", '{"text": "hello"}')
+    with FaultServer() as server:
+        server.replies.append(Reply(streamgen.anthropic([("text", "Filing it. ")] + call)))
+        server.replies.append(Reply(streamgen.anthropic([("text", "It may have been filed.")],
+                                                        stop_reason="end_turn")))
+        endpoint = Endpoint("anthropic", server.url, "m", "test")
+        app = make_app(config=config, endpoint=endpoint)
+        app.cursor_blink = False
+        async with app.run_test(size=SIZE) as pilot:
+            prompt = app.screen.query_one(PromptInput)
+            prompt.text = "file a note"
+            await pilot.press("enter")
+            for _ in range(300):
+                await pilot.pause(0.03)
+                if started.exists() and cards(app) and cards(app)[0].block.state == "running":
+                    break
+            await pilot.press("escape")
+            await settle(app, pilot)
+            assert cards(app)[0].block.state == "unknown"
+            await pilot.press("ctrl+r")
+            await settle(app, pilot)
+            assert [t.index for t in app.session.turns] == [0, 1]  # continued as a new turn
+            live = screen_svg(app)
+            conversation = app.session.conversation
+        second = json.dumps(server.requests[1]["body"])
+        assert "outcome is unknown" in second and "hello" in second
+        store = Store(data_dir() / "callstream.db")
+        try:
+            conv = store.load(conversation)
+        finally:
+            store.close()
+        assert conv is not None
+        turns = [i for i in conv.items if hasattr(i, "blocks")]
+        assert [b.state for b in turns[0].blocks if b.type == "tool_call"] == ["unknown"]
+        assert turns[1].blocks[0].text == "It may have been filed."
+        assert await reopened_svg(conversation, config, endpoint) == live
 
 
 async def test_enter_sends_and_ctrl_j_adds_a_line() -> None:

@@ -21,6 +21,7 @@ __all__ = [
     "AttemptFailed",
     "TurnDone",
     "ExchangeDone",
+    "ConversationMoved",
 ]
 
 
@@ -91,4 +92,15 @@ class ExchangeDone:
     message: str | None = None
 
 
-ChatEvent = UserSent | AttemptStarted | BlockOpened | BlockGrew | CallState | AttemptFailed | TurnDone | ExchangeDone
+@dataclass(slots=True)
+class ConversationMoved:
+    """Another process added to the stored conversation since this session
+    last looked: ``added`` are the stored items it had not seen (users and
+    turns, in order), now part of the history; ``message`` says so."""
+
+    added: list[object]
+    message: str
+
+
+ChatEvent = (ConversationMoved | UserSent | AttemptStarted | BlockOpened | BlockGrew | CallState | AttemptFailed
+             | TurnDone | ExchangeDone)

@@ -40,7 +40,7 @@ from ..stream import (
 )
 from ..stream.dialects import REQUEST_BUILDERS
 from ..stream.preview import FormingPreview
-from ..tools.dispatcher import CallUpdate, Dispatcher
+from ..tools.dispatcher import MAX_CALLS_PER_TURN, MAX_CONCURRENT_TOOLS, CallUpdate, Dispatcher, over_cap
 from ..tools.finalise import NotRun, Rejected, Valid, finalise
 from ..tools.registry import Registry
 from .events import (
@@ -50,16 +50,38 @@ from .events import (
     BlockOpened,
     CallState,
     ChatEvent,
+    ConversationMoved,
     ExchangeDone,
     TurnDone,
     UserSent,
 )
 from .providers import Endpoint
 
-__all__ = ["ChatSession", "TurnRecord", "interruption_note", "ANSWERED"]
+__all__ = ["ChatSession", "TurnRecord", "Resync", "interruption_note", "ANSWERED", "DISPATCHED", "dispatched"]
 
 #: States whose result goes back to the model.
 ANSWERED = frozenset({"ran", "failed", "unknown", "rejected"})
+
+#: States of a call the dispatcher was handed: from then on it may have run,
+#: so the turn it belongs to is never regenerated (docs/architecture.md,
+#: "A call that ran belongs to the history").
+DISPATCHED = frozenset({"waiting", "running", "ran", "failed", "unknown"})
+
+
+def dispatched(blocks: list[Block]) -> bool:
+    """Whether any of a turn's own calls was handed to the dispatcher."""
+    return any(isinstance(b, ToolCallBlock) and not b.provider_executed and b.state in DISPATCHED for b in blocks)
+
+
+@dataclass(slots=True)
+class Resync:
+    """The stored conversation moved on in another process: the history to
+    continue from, where Ctrl+R would start (as ``ChatSession._failed``), and
+    the stored items this session had not seen (for the screen)."""
+
+    history: list[Entry]
+    failed: tuple[int, int | None] | None
+    added: list[Any]
 
 
 @dataclass(slots=True)
@@ -113,6 +135,11 @@ def interruption_note(turn: Turn, unfinished: list[str]) -> str:
     return f"Interrupted: {words} while {names} {verb} being prepared; {pronoun} not run."
 
 
+def _retryable(turn: Turn) -> bool:
+    """A transient failure: the provider said so, or the stream was cut (not by us)."""
+    return turn.outcome == "provider_error" or (turn.outcome == "cut_off" and turn.cause != "cancelled")
+
+
 def _failure_words(turn: Turn) -> str:
     if turn.outcome == "cut_off" and turn.error:
         return turn.error
@@ -141,6 +168,8 @@ class ChatSession:
         options: dict[str, Any] | None = None,
         dispatcher_class: Callable[..., Dispatcher] = Dispatcher,
         team: str | None = None,
+        max_calls_per_turn: int = MAX_CALLS_PER_TURN,
+        max_concurrent_tools: int = MAX_CONCURRENT_TOOLS,
     ) -> None:
         self.endpoint = endpoint
         self.registry = registry
@@ -160,6 +189,10 @@ class ChatSession:
         self.options = dict(options or {})
         #: A replay swaps in a dispatcher that reports recorded outcomes.
         self.dispatcher_class = dispatcher_class
+        self.max_calls_per_turn = max_calls_per_turn
+        self.max_concurrent_tools = max_concurrent_tools
+        #: The tools the current request offered: a call to any other is answered, never run.
+        self._offered: frozenset[str] = frozenset()
         self._warm_tasks: set[asyncio.Task[None]] = set()
         #: Speculative warming of read-only tools while their calls form.
         self.warming = True
@@ -172,8 +205,19 @@ class ChatSession:
         self._dispatcher: Dispatcher | None = None
         self._cancelled = False
         self.busy = False
-        #: Where the last failed turn began (history length, turn index), for retry_last.
-        self._failed: tuple[int, int] | None = None
+        #: Where Ctrl+R starts: (history length, turn index) re-issues a failed
+        #: turn in which nothing was dispatched; (history length, None)
+        #: continues, as a new turn, from a failed turn whose calls ran.
+        self._failed: tuple[int, int | None] | None = None
+        #: Failed turns whose calls ran and that the loop continued from, this exchange.
+        self._continuations = 0
+        #: A turn index to re-issue instead of allocating one (retry_last).
+        self._reissue: int | None = None
+        #: Set by the runtime: turn numbers from the store, allocated under its
+        #: write lock so two processes on one conversation never share one.
+        self.turn_source: Callable[[], int] | None = None
+        #: Set by the runtime: what other processes added to the stored conversation.
+        self.resync: Callable[[], Resync | None] | None = None
         #: The stored conversation this session continues, if any (for the screen).
         self.stored: Any = None
 
@@ -215,34 +259,63 @@ class ChatSession:
         if self.recorder is not None:
             self.recorder.marker(kind, info)
 
+    def _catch_up(self) -> bool:
+        """Before sending: take in the turns another process added to the
+        stored conversation, and say so. True when it had moved on."""
+        moved = self.resync() if self.resync is not None else None
+        if moved is None:
+            return False
+        self.history = moved.history
+        self._failed = moved.failed
+        turns = sum(1 for item in moved.added if hasattr(item, "blocks"))
+        self._emit(ConversationMoved(moved.added, f"This conversation moved on in another process ({turns} turn"
+                                     f"{'' if turns == 1 else 's'} added); continuing from there."))
+        return True
+
     async def send(self, text: str) -> ExchangeDone:
+        self._catch_up()
         self.history.append(User(text))
         self._mark("user", text=text)
         self._emit(UserSent(text))
         return await self._rounds()
 
-    def restore_failed(self, history_length: int, turn: int) -> None:
+    def restore_failed(self, point: tuple[int, int | None] | None) -> None:
         """A reopened conversation whose last turn failed can be retried."""
-        self._failed = (history_length, turn)
+        self._failed = point
 
     def can_retry(self) -> bool:
         return self._failed is not None and not self.busy
 
     async def retry_last(self) -> ExchangeDone:
-        """Run the last failed turn again, under the same turn index: what it
-        had already run comes back from the ledger instead of running twice."""
+        """Ctrl+R. A failed turn in which nothing was dispatched runs again
+        under its own turn index (the ledger catches an identical call); one
+        whose calls were dispatched stays in the history as it happened, and
+        the retry continues from it as a new turn."""
+        if self._catch_up() and self._failed is None:
+            return self._done("done", "Nothing to retry: the conversation moved on in another process.")
         if self._failed is None:
             return ExchangeDone("done", "nothing to retry")
         length, turn = self._failed
         del self.history[length:]
-        self.next_turn = turn
+        self._reissue = turn
         self._mark("retry", turn=turn)
         return await self._rounds()
+
+    def _allocate(self) -> int:
+        if self._reissue is not None:
+            index, self._reissue = self._reissue, None
+        elif self.turn_source is not None:
+            index = self.turn_source()
+        else:
+            index = self.next_turn
+        self.next_turn = max(self.next_turn, index + 1)
+        return index
 
     async def _rounds(self) -> ExchangeDone:
         self.busy = True
         self._cancelled = False
         self._failed = None
+        self._continuations = 0
         try:
             if self.offer_tools:
                 await self.registry.settled()  # MCP servers still starting: their tools, or their failure
@@ -261,15 +334,17 @@ class ChatSession:
         return event
 
     async def _round(self) -> str:
-        index = self.next_turn
-        self.next_turn += 1
+        index = self._allocate()
         record = TurnRecord(index)
         self.turns.append(record)
         dispatcher = self.dispatcher_class(self.registry, self.ledger, self.key_conversation, index,
-                                           lambda update: self._call_update(record, update), self.clock)
+                                           lambda update: self._call_update(record, update), self.clock,
+                                           max_calls=self.max_calls_per_turn,
+                                           max_concurrent=self.max_concurrent_tools)
         self._dispatcher = dispatcher
         build = REQUEST_BUILDERS[self.endpoint.dialect]
         tools = self.registry.specs() if self.offer_tools else []
+        self._offered = frozenset(spec.name for spec in tools)
         path, body = build(self.endpoint.model, self.history, tools, self.system)
         body.update(self.options)
         self._mark("turn", turn=index, request=body)
@@ -310,8 +385,9 @@ class ChatSession:
             self._mark("end", turn=index, attempt=attempt, cause=turn.cause or "eof")
             if turn.outcome == "complete" or self._cancelled:
                 break
-            retryable = turn.outcome == "provider_error" or (turn.outcome == "cut_off" and turn.cause != "cancelled")
-            if retryable and attempt <= self.retries:
+            if dispatched(parser.blocks):
+                break  # what ran belongs to the history: continue from it (_settle), never regenerate it
+            if _retryable(turn) and attempt <= self.retries:
                 await self._fail_attempt(record, attempt, _failure_words(turn), self._delay(attempt))
                 continue
             break
@@ -345,25 +421,30 @@ class ChatSession:
         self._dispatcher = None
         calls = [b for b in record.blocks if isinstance(b, ToolCallBlock) and not b.provider_executed]
         unfinished = []
+        capped = over_cap(dispatcher.max_calls)
         for call in calls:
             if call.state in ("preparing", "waiting", "running"):
                 call.state = "not run"
                 call.result = call.result or f"Not run: {call.problem or 'the turn ended first'}."
                 self._emit(CallState(record.index, record.blocks.index(call), call.state))
-            if call.state == "not run":
+            if call.state == "not run" and call.result != capped:
                 unfinished.append(call.name or "a call")
         answered = [c for c in calls if c.state in ANSWERED]
         records = [CallRecord(c.id or f"call_{record.index}_{i}", c.name, c.arguments or {})
                    for i, c in enumerate(answered)]
         note = None
+        start = len(self.history)
         if failed:
             if self._cancelled and turn.outcome == "complete":
                 turn = Turn(turn.dialect, "cut_off", turn.stop_reason, "the turn was cancelled", turn.blocks,
                             "cancelled")
                 record.result = turn
             note = interruption_note(turn, unfinished)
-            record.note = note
-            self._failed = (len(self.history), record.index)
+        if dispatcher.capped:
+            limit = (f"Only the first {dispatcher.max_calls} calls of this turn were run (the max_calls_per_turn "
+                     f"limit); {dispatcher.capped} more were not run.")
+            note = f"{note} {limit}" if note else limit
+        record.note = note
         self.history.append(Assistant(turn.text, records, note))
         for call, call_record in zip(answered, records, strict=True):
             call.id = call_record.id
@@ -372,9 +453,18 @@ class ChatSession:
             {"key": c.key, "state": c.state, "result": c.result, "reused": c.reused}
             for c in calls if c.key is not None])
         self._emit(TurnDone(record.index, turn, record.attempts, note))
-        if failed:
-            return "cancelled" if self._cancelled else "failed"
-        return "continue" if answered else "done"
+        if not failed:
+            return "continue" if answered else "done"
+        ran = dispatched(record.blocks)
+        if ran and not self._cancelled and _retryable(turn) and self._continuations < self.retries:
+            # its calls ran: the next request continues from them (prose, calls, results, note)
+            self._continuations += 1
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._cancellable(asyncio.sleep(self._delay(self._continuations)))
+            if not self._cancelled:
+                return "continue"
+        self._failed = (len(self.history), None) if ran else (start, record.index)
+        return "cancelled" if self._cancelled else "failed"
 
     # -- stream updates and dispatcher reports ---------------------------------
 
@@ -394,7 +484,7 @@ class ChatSession:
                 assert isinstance(call, ToolCallBlock)
                 if call.provider_executed:
                     continue
-                verdict = finalise(call, self.registry)
+                verdict = finalise(call, self.registry, self._offered)
                 if isinstance(verdict, Valid):
                     dispatcher.submit((attempt, update.index), call.name, verdict.arguments)
                 elif isinstance(verdict, Rejected):

@@ -33,7 +33,7 @@ SCENARIOS: dict[str, str] = {
     "error": "the provider reports it is overloaded in the middle of the stream",
     "truncated": "the output limit cuts a call off",
     "slow": "the stream stalls for a minute after the preamble (the read timeout fires)",
-    "retry-after-dispatch": "the stream dies after a ticket call ended: the retry must not file it twice",
+    "retry-after-dispatch": "the stream dies after a ticket call ended: filed once, the next turn continues from it",
     "long": "a ticket whose body is 200 KB of pasted log",
     "parallel": "several read-only lookups in one turn",
 }

@@ -20,7 +20,9 @@ class Claim:
     ``claimed`` holder writes its result with: a back-end refuses a result
     whose token is not the key's current one, so a holder whose claim was
     since taken over cannot overwrite. ``holder`` names who holds the claim
-    (``host:pid``) for ``elsewhere`` and ``unknown``."""
+    (``host:pid``) for ``elsewhere`` and ``unknown``. ``unknown`` is also what
+    a side-effecting call cancelled while it ran was recorded as (``result``
+    says so): never re-run."""
 
     key: str
     state: str

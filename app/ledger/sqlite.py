@@ -4,7 +4,8 @@ A call's key (``keys.idempotency_key``) is *claimed* — committed with
 ``synchronous=FULL`` — before the tool starts, and the result is recorded
 when it ends. A key already claimed is never run again: a recorded result is
 returned as it is; a claim without a result (the process died mid-run) is
-``unknown``. Two processes racing for one key: the primary key lets exactly
+``unknown``, and so is a side-effecting call cancelled while it ran (recorded
+as ``unknown``). Two processes racing for one key: the primary key lets exactly
 one insert win; the other waits for the winner's result while the winner's
 process is alive (its lease is its life: one machine can ask the kernel).
 """
@@ -93,7 +94,7 @@ class SqliteLedger:
             state = row["state"]
             if state in ("ran", "failed"):
                 return Claim(key, state, row["result"], bool(row["is_error"]), row["fence"])
-            if state == "unknown":  # recorded as such (a transport died mid-call): never run again
+            if state == "unknown":  # recorded as such (a transport died mid-call, a side effect cancelled while it ran): never run again
                 return Claim(key, "unknown", row["result"], True, row["fence"])
             if state == "cancelled":
                 if retry_cancelled:

@@ -35,7 +35,7 @@ from ..chat.events import (
     TurnDone,
     UserSent,
 )
-from ..chat.session import ANSWERED, ChatSession, interruption_note
+from ..chat.session import ANSWERED, ChatSession, Resync, dispatched, interruption_note
 from ..conversation import Assistant, CallRecord, Entry, ToolResult, User
 from ..dbfile import connect
 from ..ids import InvalidId, check_id
@@ -43,7 +43,8 @@ from ..stream import Block, TextBlock, ToolCallBlock, Turn, block_from_record, b
 from ..stream.limits import TooDeep, check_depth, loads
 from ..tools.dispatcher import UNKNOWN_OUTCOME
 
-__all__ = ["Store", "StoredTurn", "StoredUser", "Conversation", "TranscriptWriter", "history_of", "export_document",
+__all__ = ["Store", "StoredTurn", "StoredUser", "Conversation", "TranscriptWriter", "history_of", "retry_point",
+           "export_document",
            "import_document", "markdown_of", "ImportError_"]
 
 _SCHEMA = """
@@ -156,8 +157,8 @@ class Store:
         self._db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (time.time(), conversation))
 
     def add_user(self, conversation: str, text: str) -> int:
-        seq = self._next_seq(conversation)
-        with self.transaction():
+        with self.transaction():  # the seq is chosen under the write lock: two processes never share one
+            seq = self._next_seq(conversation)
             self._db.execute("INSERT INTO entries (conversation, seq, kind, text, state, started) "
                              "VALUES (?, ?, 'user', ?, 'done', ?)", (conversation, seq, text, time.time()))
             self._db.execute("UPDATE conversations SET title = ? WHERE id = ? AND title = ''",
@@ -169,21 +170,43 @@ class Store:
         row = self._db.execute("SELECT MAX(seq) FROM entries WHERE conversation = ?", (conversation,)).fetchone()
         return (row[0] if row[0] is not None else -1) + 1
 
+    def allocate_turn(self, conversation: str) -> tuple[int, int]:
+        """The next turn number of ``conversation``, chosen and reserved (its
+        row inserted) in one write transaction, so two processes on one
+        conversation never get the same number — and so never the same
+        ledger keys, nor each other's rows."""
+        with self.transaction():
+            row = self._db.execute("SELECT MAX(turn) FROM entries WHERE conversation = ? AND kind = 'turn'",
+                                   (conversation,)).fetchone()
+            turn = (row[0] if row[0] is not None else -1) + 1
+            seq = self._next_seq(conversation)
+            self._db.execute("INSERT INTO entries (conversation, seq, kind, turn, state, attempts, started) "
+                             "VALUES (?, ?, 'turn', ?, 'streaming', 0, ?)", (conversation, seq, turn, time.time()))
+        return turn, seq
+
+    def entry_count(self, conversation: str) -> int:
+        row = self._db.execute("SELECT COUNT(*) FROM entries WHERE conversation = ?", (conversation,)).fetchone()
+        return int(row[0])
+
     def start_turn(self, conversation: str, turn: int, attempt: int) -> int:
         """A turn's (new) attempt: the row exists once per turn index; blocks
-        of an earlier attempt are dropped, as they are on screen."""
-        row = self._db.execute("SELECT seq FROM entries WHERE conversation = ? AND kind = 'turn' AND turn = ?",
-                               (conversation, turn)).fetchone()
+        of an earlier attempt are dropped, as they are on screen. The note an
+        earlier run of the turn ended with (a Ctrl+R retry) stays on screen,
+        so it joins the turn's failure notes here."""
         with self.transaction():
+            row = self._db.execute("SELECT seq, note, failures FROM entries WHERE conversation = ? AND kind = 'turn' "
+                                   "AND turn = ?", (conversation, turn)).fetchone()
             if row is None:
                 seq = self._next_seq(conversation)
                 self._db.execute("INSERT INTO entries (conversation, seq, kind, turn, state, attempts, started) "
                                  "VALUES (?, ?, 'turn', ?, 'streaming', ?, ?)",
                                  (conversation, seq, turn, attempt, time.time()))
             else:
-                seq = row[0]
-                self._db.execute("UPDATE entries SET state = 'streaming', attempts = ?, outcome = NULL, note = NULL "
-                                 "WHERE conversation = ? AND seq = ?", (attempt, conversation, seq))
+                seq = row["seq"]
+                failures = json.loads(row["failures"] or "[]") + ([row["note"]] if row["note"] else [])
+                self._db.execute("UPDATE entries SET state = 'streaming', attempts = ?, outcome = NULL, note = NULL, "
+                                 "failures = ? WHERE conversation = ? AND seq = ?",
+                                 (attempt, json.dumps(failures), conversation, seq))
                 self._db.execute("DELETE FROM blocks WHERE conversation = ? AND seq = ?", (conversation, seq))
                 self._db.execute("DELETE FROM call_arguments WHERE conversation = ? AND seq = ?", (conversation, seq))
                 self._written = {k: v for k, v in self._written.items() if k[:2] != (conversation, seq)}
@@ -352,25 +375,69 @@ def history_of(conversation: Conversation) -> list[Entry]:
     return history
 
 
-class TranscriptWriter:
-    """A ChatSession listener that writes the conversation as it happens."""
+def retry_point(conversation: Conversation, history: list[Entry]) -> tuple[int, int | None] | None:
+    """Where Ctrl+R starts in a reopened conversation whose last turn failed
+    (``ChatSession._failed``): re-issue that turn under its own index when
+    none of its calls was dispatched, else continue after it as a new turn."""
+    if not conversation.items or not isinstance(conversation.items[-1], StoredTurn):
+        return None
+    last = conversation.items[-1]
+    if last.outcome == "complete":
+        return None
+    if dispatched(last.blocks):
+        return len(history), None
+    return max(i for i, e in enumerate(history) if isinstance(e, Assistant)), last.turn
 
-    def __init__(self, store: Store, session: ChatSession, provider: str) -> None:
+
+class TranscriptWriter:
+    """A ChatSession listener that writes the conversation as it happens, and
+    the session's link to the store across processes: it allocates turn
+    numbers (``allocate_turn``) and notices turns others added (``resync``)."""
+
+    def __init__(self, store: Store, session: ChatSession, provider: str,
+                 stored: Conversation | None = None) -> None:
         self.store = store
         self.session = session
         self.conversation = session.conversation
         self._seq: dict[int, int] = {}
         self._last_flush = 0.0
         self._provider = provider
+        #: The entries this session knows: loaded with it, or written by it.
+        self._known: set[int] = {item.seq for item in stored.items} if stored else set()
+
+    def allocate_turn(self) -> int:
+        self._ensure_conversation()
+        turn, seq = self.store.allocate_turn(self.conversation)
+        self._seq[turn] = seq
+        self._known.add(seq)
+        return turn
+
+    def resync(self) -> Resync | None:
+        """The stored conversation as it is now, if another process added to it."""
+        if self.store.entry_count(self.conversation) <= len(self._known):
+            return None
+        stored = self.store.load(self.conversation)
+        if stored is None or stored.id != self.conversation:
+            return None
+        added = [item for item in stored.items if item.seq not in self._known]
+        self._known.update(item.seq for item in stored.items)
+        history = history_of(stored)
+        self.session.stored = stored
+        return Resync(history, retry_point(stored, history), added)
+
+    def _ensure_conversation(self) -> None:
+        # created with its first message: an app opened and closed leaves nothing behind
+        self.store.create(self.conversation, self._provider, self.session.endpoint.model,
+                          self.session.endpoint.dialect)
 
     def __call__(self, event: ChatEvent) -> None:
         conv = self.conversation
         if isinstance(event, UserSent):
-            # created with its first message: an app opened and closed leaves nothing behind
-            self.store.create(conv, self._provider, self.session.endpoint.model, self.session.endpoint.dialect)
-            self.store.add_user(conv, event.text)
+            self._ensure_conversation()
+            self._known.add(self.store.add_user(conv, event.text))
         elif isinstance(event, AttemptStarted):
-            self._seq[event.turn] = self.store.start_turn(conv, event.turn, event.attempt)
+            self._seq[event.turn] = seq = self.store.start_turn(conv, event.turn, event.attempt)
+            self._known.add(seq)
         elif isinstance(event, BlockOpened):
             if event.index > 0:  # the block before it is complete
                 self._put(event.turn, event.index - 1)
@@ -389,17 +456,19 @@ class TranscriptWriter:
                 self.store.add_failure(conv, seq, event.message)
         elif isinstance(event, TurnDone):
             seq = self._seq.get(event.turn)
-            record = next((t for t in self.session.turns if t.index == event.turn), None)
+            record = self._record(event.turn)
             if seq is not None and record is not None:
                 self.store.finish_turn(conv, seq, event.result, event.attempts, event.note, record.blocks)
         elif isinstance(event, ExchangeDone):
             self.store.finish_exchange(conv, event.status, event.message)
 
     def _record(self, turn: int) -> Any:
+        """The latest run of ``turn`` (a Ctrl+R retry re-runs an index: its
+        record, not the failed one's, is what ran)."""
         turns = self.session.turns
         if turns and turns[-1].index == turn:
             return turns[-1]  # the turn in progress: the common case, no search
-        return next((t for t in turns if t.index == turn), None)
+        return next((t for t in reversed(turns) if t.index == turn), None)
 
     def _is_prose(self, turn: int, index: int) -> bool:
         record = self._record(turn)

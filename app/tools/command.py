@@ -2,7 +2,12 @@
 
 The arguments go to the command as JSON on stdin, the idempotency key in
 ``CALLSTREAM_IDEMPOTENCY_KEY``; stdout is the result; a non-zero exit is a
-failure whose message is stderr. The command runs without a shell.
+failure whose message is stderr. The command runs without a shell, in its own
+process group (its own session): a timeout or a cancel ends the whole group,
+children included. The call is judged by the command's own exit: stdout and
+stderr go to anonymous temporary files, not pipes, so a background child
+that keeps them open does not hold the call up (asyncio's ``wait()`` waits
+for every pipe to close, not just for the exit).
 """
 
 from __future__ import annotations
@@ -11,7 +16,9 @@ import asyncio
 import contextlib
 import json
 import os
-from typing import Any
+import signal
+import tempfile
+from typing import IO, Any
 
 from ..config import CommandToolConfig
 from .base import DisplayField, Tool, ToolContext, ToolError
@@ -21,30 +28,51 @@ __all__ = ["command_tool"]
 _MAX_OUTPUT = 1_000_000
 
 
+async def _feed(process: asyncio.subprocess.Process, data: bytes) -> None:
+    stdin = process.stdin
+    if stdin is None:
+        return
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # a command may not read its input
+        stdin.write(data)
+        await stdin.drain()
+    stdin.close()
+
+
+def _read(file: IO[bytes]) -> bytes:
+    file.seek(0)
+    return file.read(_MAX_OUTPUT)
+
+
+def _end_group(process: asyncio.subprocess.Process) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
 def command_tool(config: CommandToolConfig) -> Tool:
     async def run(arguments: dict[str, Any], ctx: ToolContext) -> str:
         env = {**os.environ, "CALLSTREAM_IDEMPOTENCY_KEY": ctx.idempotency_key, "CALLSTREAM_TOOL": config.name}
-        try:
-            process = await asyncio.create_subprocess_exec(
-                *config.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE, env=env)
-        except OSError as exc:
-            raise ToolError(f"cannot start {config.command[0]!r}: {exc.strerror or exc}") from None
-        data = json.dumps(arguments, ensure_ascii=False).encode()
-        try:
-            stdout, stderr = await asyncio.wait_for(process.communicate(data), timeout=config.timeout)
-        except (TimeoutError, asyncio.CancelledError) as exc:
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
-            with contextlib.suppress(Exception):
-                await process.wait()
-            if isinstance(exc, asyncio.CancelledError):
-                raise
-            raise ToolError(f"timed out after {config.timeout:g} s") from None
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            try:
+                process = await asyncio.create_subprocess_exec(
+                    *config.command, stdin=asyncio.subprocess.PIPE, stdout=out, stderr=err, env=env,
+                    start_new_session=True)
+            except OSError as exc:
+                raise ToolError(f"cannot start {config.command[0]!r}: {exc.strerror or exc}") from None
+            data = json.dumps(arguments, ensure_ascii=False).encode()
+            try:
+                await asyncio.wait_for(asyncio.gather(_feed(process, data), process.wait()), timeout=config.timeout)
+            except (TimeoutError, asyncio.CancelledError) as exc:
+                _end_group(process)
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(process.wait())
+                if isinstance(exc, asyncio.CancelledError):
+                    raise
+                raise ToolError(f"timed out after {config.timeout:g} s") from None
+            stdout, stderr = _read(out), _read(err)
         if process.returncode != 0:
             message = stderr.decode("utf-8", "replace").strip() or f"exited with status {process.returncode}"
             raise ToolError(message[:2000])
-        return stdout[:_MAX_OUTPUT].decode("utf-8", "replace")
+        return stdout.decode("utf-8", "replace")
 
     return Tool(
         name=config.name,

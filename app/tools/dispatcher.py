@@ -7,6 +7,20 @@ calls one after another in the order they ended), records the result, and
 reports every state change as a ``CallUpdate`` — the card says "running" only
 because this says so.
 
+A call's path through here (DESIGN.md "Call states")::
+
+    submit ──▶ waiting ──(a run slot is free)──▶ claim ──▶ running ──▶ ran | failed
+      │           │                                │           └─ cancelled while it ran:
+      │           │                                │              read-only → failed; side-effecting → unknown
+      │           │                                └─ already in the ledger: ran | failed (reused) | unknown
+      │           └─ cancelled before it started: not run (never claimed)
+      └─ over max_calls_per_turn: not run
+
+A step between ``waiting`` and the claim (``awaiting approval``) belongs in
+``_admit``. The claim is made when the call starts, not when it is queued,
+so a call that never started never leaves a claim behind; at most
+``max_concurrent`` calls hold a run slot at once.
+
 One dispatcher serves one turn across its attempts, so a retried stream that
 repeats a call already in flight joins that run instead of starting another;
 the ledger catches repeats across processes and restarts.
@@ -25,13 +39,13 @@ from ..ledger import Claim, Ledger, LedgerUnavailable, canonical_json, idempoten
 from .base import OutcomeUnknown, ToolContext, ToolError
 from .registry import Registry
 
-__all__ = ["CallUpdate", "Dispatcher", "UNKNOWN_OUTCOME", "running_elsewhere"]
+__all__ = ["CallUpdate", "Dispatcher", "UNKNOWN_OUTCOME", "CANCELLED_UNKNOWN", "MAX_CALLS_PER_TURN",
+           "MAX_CONCURRENT_TOOLS", "over_cap", "running_elsewhere"]
 
 _UNKNOWN_ADVICE = ("Its outcome is unknown: do not assume it succeeded or failed, and do not repeat it without "
                    "asking the user.")
 UNKNOWN_OUTCOME = ("Error: this call was started earlier but no result was recorded (the program stopped while it "
                    "ran). " + _UNKNOWN_ADVICE)
-
 
 
 def running_elsewhere(holder: str | None) -> str:
@@ -40,6 +54,18 @@ def running_elsewhere(holder: str | None) -> str:
     return (f"Error: this call is running elsewhere ({holder or 'another client'}) and its result did not arrive "
             "in time. Its outcome is unknown here: do not assume it succeeded or failed, and do not repeat it "
             "without asking the user.")
+CANCELLED_UNKNOWN = ("Error: this call was cancelled while it ran, so it may or may not have happened. "
+                     + _UNKNOWN_ADVICE)
+NOT_STARTED = "Error: the turn was cancelled before this call ran."
+
+#: Defaults of the config's ``max_calls_per_turn`` and ``max_concurrent_tools``.
+MAX_CALLS_PER_TURN = 128
+MAX_CONCURRENT_TOOLS = 8
+
+
+def over_cap(limit: int) -> str:
+    """What a call past the per-turn cap is told (card and log)."""
+    return f"Not run: this turn already made {limit} calls (the max_calls_per_turn limit)."
 
 
 def ledger_unreachable(exc: LedgerUnavailable) -> str:
@@ -70,7 +96,8 @@ class CallUpdate:
 
 class Dispatcher:
     def __init__(self, registry: Registry, ledger: Ledger, conversation: str, turn: int,
-                 on_update: Callable[[CallUpdate], None], clock: Callable[[], float] = time.monotonic) -> None:
+                 on_update: Callable[[CallUpdate], None], clock: Callable[[], float] = time.monotonic,
+                 max_calls: int = MAX_CALLS_PER_TURN, max_concurrent: int = MAX_CONCURRENT_TOOLS) -> None:
         self.registry = registry
         self.ledger = ledger
         self.conversation = conversation
@@ -83,6 +110,13 @@ class Dispatcher:
         self._serial: asyncio.Task[None] | None = None
         self._cancel = asyncio.Event()
         self.runs = 0  # how many times a tool really started here (for tests and the log)
+        self.max_calls = max_calls
+        self.submitted = 0
+        #: Calls past ``max_calls``: not run, and the turn says so.
+        self.capped = 0
+        self._slots = asyncio.Semaphore(max_concurrent)
+        self.running = 0
+        self.peak_running = 0  # the most calls that held a run slot at once
 
     def begin_attempt(self) -> None:
         """A new attempt of the same turn: identical calls count from one again,
@@ -98,6 +132,11 @@ class Dispatcher:
         identity = name + "\x00" + canonical_json(arguments)
         occurrence = self._occurrences[identity] = self._occurrences.get(identity, 0) + 1
         key = idempotency_key(self.conversation, self.turn, name, arguments, occurrence)
+        if self.submitted >= self.max_calls:
+            self.capped += 1
+            self._emit(CallUpdate(ref, "not run", over_cap(self.max_calls), True))
+            return key
+        self.submitted += 1
         self._emit(CallUpdate(ref, "waiting", key=key))
         tool = self.registry.get(name)
         if tool is not None and tool.read_only:
@@ -133,21 +172,26 @@ class Dispatcher:
             try:
                 done = await asyncio.shield(inflight)
             except asyncio.CancelledError:
-                self._emit(CallUpdate(ref, "not run", "Error: the turn was cancelled before this call ran.", True,
-                                      key=key))
+                self._emit(CallUpdate(ref, "not run", NOT_STARTED, True, key=key))
                 raise
             self._emit(CallUpdate(ref, done.state, done.result, done.is_error, reused=True, key=key))
             return
         future: asyncio.Future[CallUpdate] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
-            update = await self._run(ref, name, arguments, key, occurrence)
+            await self._admit(ref, name, arguments)
+            async with self._slots:
+                self.running += 1
+                self.peak_running = max(self.peak_running, self.running)
+                try:
+                    update = await self._run(ref, name, arguments, key, occurrence)
+                finally:
+                    self.running -= 1
         except asyncio.CancelledError as exc:
             if isinstance(exc, _Cancelled):
-                update = exc.update  # stopped while it ran: failed (cancelled)
+                update = exc.update  # stopped while it ran: failed (read-only) or unknown (side-effecting)
             else:
-                update = CallUpdate(ref, "not run", "Error: the turn was cancelled before this call ran.", True,
-                                    key=key)
+                update = CallUpdate(ref, "not run", NOT_STARTED, True, key=key)
             if not future.done():
                 future.set_result(update)
             self._emit(update)
@@ -156,12 +200,18 @@ class Dispatcher:
             future.set_result(update)
         self._emit(update)
 
+    async def _admit(self, ref: Any, name: str, arguments: dict[str, Any]) -> None:
+        """Between ``waiting`` and the claim: where a call that must be
+        allowed first would wait (``awaiting approval``). Today every valid
+        call is admitted."""
+
     async def _run(self, ref: Any, name: str, arguments: dict[str, Any], key: str, occurrence: int) -> CallUpdate:
+        """Claim ``key`` (now that the call starts) and run the tool."""
         tool = self.registry.get(name)
         if tool is None:  # the finaliser rejects these; kept as a guard
             return CallUpdate(ref, "rejected", f"Error: there is no tool called {name!r}.", True, key=key)
         if self._cancel.is_set():
-            return CallUpdate(ref, "not run", "Error: the turn was cancelled before this call ran.", True, key=key)
+            return CallUpdate(ref, "not run", NOT_STARTED, True, key=key)
         claiming = asyncio.ensure_future(asyncio.to_thread(
             self.ledger.claim, key, self.conversation, self.turn, name, arguments, occurrence,
             retry_cancelled=tool.read_only, wait=tool.timeout))
@@ -178,7 +228,7 @@ class Dispatcher:
         if claim.state in ("ran", "failed"):
             return CallUpdate(ref, claim.state, claim.result, claim.is_error, reused=True, key=key)
         if claim.state == "unknown":
-            return CallUpdate(ref, "unknown", UNKNOWN_OUTCOME, True, key=key)
+            return CallUpdate(ref, "unknown", claim.result or UNKNOWN_OUTCOME, True, key=key)
         if claim.state == "elsewhere":
             return CallUpdate(ref, "unknown", running_elsewhere(claim.holder), True, key=key)
         loop = asyncio.get_running_loop()
@@ -189,8 +239,12 @@ class Dispatcher:
             result = await asyncio.wait_for(tool.run(dict(arguments), ctx), timeout=tool.timeout)
             state, is_error = "ran", False
         except asyncio.CancelledError:
-            await self._record(key, "cancelled", "Error: cancelled while it ran.", True, claim.fence)
-            raise _Cancelled(CallUpdate(ref, "failed", "Error: cancelled while it ran.", True, key=key)) from None
+            if tool.read_only:  # nothing happened that a re-run would repeat
+                await self._record(key, "cancelled", "Error: cancelled while it ran.", True, claim.fence)
+                raise _Cancelled(CallUpdate(ref, "failed", "Error: cancelled while it ran.", True, key=key)) from None
+            # a side effect may have happened: unknown, and never re-run automatically
+            await self._record(key, "unknown", CANCELLED_UNKNOWN, True, claim.fence)
+            raise _Cancelled(CallUpdate(ref, "unknown", CANCELLED_UNKNOWN, True, key=key)) from None
         except TimeoutError:
             result, state, is_error = f"Error: timed out after {tool.timeout:g} s.", "failed", True
         except OutcomeUnknown as exc:

@@ -88,9 +88,19 @@ def schema_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[s
     return [f"{_where(e)}: {e.message}" for e in _errors(schema, arguments)]
 
 
-def finalise(call: ToolCallBlock, registry: Registry) -> Verdict:
+def finalise(call: ToolCallBlock, registry: Registry, offered: frozenset[str] | None = None) -> Verdict:
+    """``offered``: the tools this request offered (None: all of the
+    registry's). A call to a tool the request did not offer never runs, even
+    if the registry has it: it is answered in-band."""
     if not call.final or call.arguments is None:
         return NotRun(call.problem or "the call never completed")
+    if offered is not None and call.name not in offered:
+        if not offered:
+            return Rejected(f"Error: no tools were offered in this request, so {call.name!r} was not run.",
+                            "Rejected: no tools were offered in this request. Nothing was run; the model was told.")
+        return Rejected(f"Error: {call.name!r} was not offered in this request, so it was not run. Offered tools: "
+                        f"{', '.join(sorted(offered))}.",
+                        "Rejected: this tool was not offered in this request. Nothing was run; the model was told.")
     tool = registry.get(call.name)
     if tool is None:
         available = ", ".join(registry.names()) or "none"

@@ -33,6 +33,7 @@ from ..chat.events import (
     BlockOpened,
     CallState,
     ChatEvent,
+    ConversationMoved,
     ExchangeDone,
     TurnDone,
     UserSent,
@@ -160,6 +161,9 @@ class ChatScreen(Screen[None]):
                 self._set_state("running tools…")
         elif isinstance(event, UserSent):
             self._mount(UserMessage(event.text))
+        elif isinstance(event, ConversationMoved):
+            self._mount(NoteBlock(event.message, "quiet"))
+            self._render_items(event.added)
         elif isinstance(event, AttemptStarted):
             for widget in self._turn_widgets.pop(event.turn, {}).values():
                 widget.remove()  # a retried attempt's blocks replace the failed one's
@@ -198,11 +202,14 @@ class ChatScreen(Screen[None]):
 
     def _render_stored(self, stored: Any) -> None:
         """A reopened conversation, in the shape it was shown in live."""
+        self._render_items(stored.items)
+
+    def _render_items(self, items: list[Any]) -> None:
         from ..store.transcripts import StoredUser
 
         message: str | None = None
         status: str | None = None
-        for item in stored.items:
+        for item in items:
             if isinstance(item, StoredUser):
                 if message:
                     self._mount(NoteBlock(message, "error"))
@@ -210,7 +217,8 @@ class ChatScreen(Screen[None]):
                 message, status = item.exchange_message, item.exchange
                 continue
             for failure in item.failures:
-                self._mount(NoteBlock(failure))
+                # a Ctrl+R retry keeps the note the earlier run ended with, as the live screen does
+                self._mount(NoteBlock(failure, "error" if failure.startswith("Interrupted:") else "warning"))
             widgets = {i: self._widget_for(block, finished=True) for i, block in enumerate(item.blocks)}
             self._turn_widgets[item.turn] = widgets
             for widget in widgets.values():

@@ -1,0 +1,92 @@
+"""Command tools run in their own process group: a timeout or a cancel ends
+the whole group, children included; a background child that keeps stdout
+open does not turn a tool that exited into a timeout. Real processes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from app.config import CommandToolConfig
+from app.tools.base import ToolContext, ToolError
+from app.tools.command import command_tool
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with contextlib.suppress(OSError), open(f"/proc/{pid}/stat") as stat:
+        return stat.read().split()[2] != "Z"  # a zombie has ended
+    return True
+
+
+def _wait_gone(pid: int, deadline: float = 10.0) -> bool:
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        if not _alive(pid):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def _spawner(tmp_path: Path, then: str) -> tuple[Path, list[str]]:
+    """A command that starts a long-lived child (its pid in a file), then ``then``."""
+    pidfile = tmp_path / "child.pid"
+    script = tmp_path / "spawn.py"
+    script.write_text(
+        "import pathlib, subprocess, sys, time\n"
+        "child = subprocess.Popen(['sleep', '60'])\n"
+        f"pathlib.Path({str(pidfile)!r}).write_text(str(child.pid))\n" + then)
+    return pidfile, [sys.executable, str(script)]
+
+
+def _child(pidfile: Path) -> int:
+    end = time.monotonic() + 10
+    while not pidfile.exists() or not pidfile.read_text():
+        assert time.monotonic() < end, "the command never started its child"
+        time.sleep(0.02)
+    return int(pidfile.read_text())
+
+
+def test_a_timeout_ends_the_whole_process_group(tmp_path: Path) -> None:
+    pidfile, command = _spawner(tmp_path, "time.sleep(60)\n")
+    tool = command_tool(CommandToolConfig("slow", command, timeout=1.5))
+    with pytest.raises(ToolError, match="timed out after 1.5 s"):
+        asyncio.run(tool.run({}, ToolContext("k")))
+    assert _wait_gone(_child(pidfile)), "the tool's child outlived the timeout"
+
+
+def test_a_cancel_ends_the_whole_process_group(tmp_path: Path) -> None:
+    pidfile, command = _spawner(tmp_path, "time.sleep(60)\n")
+    tool = command_tool(CommandToolConfig("slow", command, timeout=60))
+
+    async def go() -> int:
+        task = asyncio.create_task(tool.run({}, ToolContext("k")))
+        while not pidfile.exists() or not pidfile.read_text():
+            await asyncio.sleep(0.02)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return int(pidfile.read_text())
+
+    assert _wait_gone(asyncio.run(go())), "the tool's child outlived the cancel"
+
+
+def test_a_background_child_holding_stdout_does_not_make_a_finished_tool_time_out(tmp_path: Path) -> None:
+    # the child inherits stdout and keeps it open for a minute; the command itself prints and exits 0
+    pidfile, command = _spawner(tmp_path, "print('ok', flush=True)\n")
+    tool = command_tool(CommandToolConfig("quick", command, timeout=20))
+    try:
+        assert asyncio.run(tool.run({}, ToolContext("k"))) == "ok\n"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(_child(pidfile), signal.SIGKILL)
