@@ -94,7 +94,7 @@ class SqliteLedger:
             state = row["state"]
             if state in ("ran", "failed"):
                 return Claim(key, state, row["result"], bool(row["is_error"]), row["fence"])
-            if state == "unknown":  # recorded as such (a transport died mid-call, a side effect cancelled while it ran): never run again
+            if state == "unknown":  # a transport died mid-call, a side effect cancelled mid-run: never rerun
                 return Claim(key, "unknown", row["result"], True, row["fence"])
             if state == "cancelled":
                 if retry_cancelled:
