@@ -92,7 +92,7 @@ DEMO_READ_TIMEOUT = 15.0
 #: A feature that reads a new key adds it here.
 KNOWN_KEYS: dict[str, set[str]] = {
     "top": {"default", "record", "system", "theme", "providers", "tools", "roles", "keys", "recordings", "ledger",
-            "team", "ledger_lease", "mcp", "approval", "limits"},
+            "team", "ledger_lease", "mcp", "approval", "limits", "max_calls_per_turn", "max_concurrent_tools"},
     "provider": {"provider", "model", "base_url", "key_env", "connect_timeout", "read_timeout", "deadline",
                  "retries", "max_rounds", "options", "dialect", "speed", "tools", "system"},
     "tool": {"command", "description", "parameters", "read_only", "display", "timeout", "approval"},

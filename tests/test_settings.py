@@ -170,3 +170,24 @@ def test_ask_is_plain_text_on_a_pipe_and_markdown_on_a_terminal(home: Path) -> N
     code, rendered, _ = ask("Show me Grace Hopper's open and shipped orders", markdown=True)
     assert code == 0 and "\x1b[" in rendered  # styled by Rich
     assert "•" in rendered  # a rendered bullet
+
+
+def test_the_per_turn_caps_are_read_from_the_config_without_a_warning(home: Path) -> None:
+    (home / "config.toml").write_text("max_calls_per_turn = 12\nmax_concurrent_tools = 3\n")
+    config = load_config()
+    assert (config.max_calls_per_turn, config.max_concurrent_tools, config.warnings) == (12, 3, [])
+    runtime = open_runtime(config=config)
+    try:
+        session = runtime.session()
+        assert (session.max_calls_per_turn, session.max_concurrent_tools) == (12, 3)
+    finally:
+        runtime.close()
+
+
+@pytest.mark.parametrize("line", ["max_calls_per_turn = 0", "max_concurrent_tools = true",
+                                  "max_concurrent_tools = 1.5", 'max_calls_per_turn = "lots"'])
+def test_a_cap_that_is_not_a_whole_number_in_range_is_a_config_error(home: Path, line: str) -> None:
+    (home / "config.toml").write_text(line + "\n")
+    key = line.split(" = ")[0]
+    with pytest.raises(ConfigError, match=f"{key} must be a whole number from 1 to"):
+        load_config()
