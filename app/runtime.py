@@ -15,7 +15,7 @@ from .ids import InvalidId, check_id
 from .ledger import Ledger, open_ledger
 from .net.stream import Timeouts
 from .paths import data_dir
-from .store.recording import RecordingWriter
+from .store.recording import RecordingWriter, recording_path
 from .store.transcripts import Conversation, Store, TranscriptWriter, history_of, retry_point
 from .tools.registry import Registry
 
@@ -79,7 +79,7 @@ class Runtime:
         session.turn_source = writer.allocate_turn
         session.resync = writer.resync
         if self.config.record:
-            path = data_dir() / "recordings" / f"{check_id(session.conversation)}.ndjson"
+            path = recording_path(data_dir() / "recordings", check_id(session.conversation))
             session.recorder = RecordingWriter(path, {
                 "conversation": session.conversation, "team": self.config.team, "dialect": self.endpoint.dialect,
                 "provider": self.profile.provider, "model": self.endpoint.model,

@@ -3,6 +3,7 @@ the ``--run-slow`` switch for exhaustive variants."""
 
 from __future__ import annotations
 
+import gzip
 import os
 import subprocess
 from pathlib import Path
@@ -94,3 +95,11 @@ def pg_ledger_url(pg_cluster) -> str:  # type: ignore[no-untyped-def]
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("TRUNCATE callstream_ledger")
     return url
+
+
+def file_bytes(path: Path) -> bytes:
+    """What a file holds, a gzip file decompressed (Python's own gzip: an
+    oracle apart from the recording reader), so a search for a secret sees
+    inside compressed recordings."""
+    data = path.read_bytes()
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data

@@ -24,7 +24,7 @@ from app.store.transcripts import Store
 from app.stream import block_record
 from app.tools.registry import Registry
 from tests import streamgen
-from tests.conftest import REAL, ROOT
+from tests.conftest import REAL, ROOT, file_bytes
 from tests.conversations import converse, demo_config
 from tests.faultserver import FaultServer, Reply
 
@@ -37,7 +37,7 @@ def _shape(record: dict[str, Any]) -> dict[str, Any]:
 
 def live(messages: list[str], config: Config, endpoint: Endpoint | None = None) -> tuple[str, Path]:
     session = converse(messages, config, endpoint)
-    return session.conversation, data_dir() / "recordings" / f"{session.conversation}.ndjson"
+    return session.conversation, data_dir() / "recordings" / f"{session.conversation}.ndjson.gz"
 
 
 def replay(path: Path, speed: float, registry: Registry | None = None) -> Replayer:
@@ -135,9 +135,9 @@ def test_a_recording_holds_no_key(home: Path, monkeypatch: pytest.MonkeyPatch) -
         live(["hello"], config, endpoint)
         assert server.requests[0]["headers"]["authorization"] == f"Bearer {key}"
     files = [p for p in data_dir().rglob("*") if p.is_file()]
-    assert any(p.suffix == ".ndjson" for p in files)
+    assert any(p.name.endswith(".ndjson.gz") for p in files)
     for path in files:
-        assert key.encode() not in path.read_bytes(), path
+        assert key.encode() not in file_bytes(path), path
 
 
 def test_replay_cli_headless_and_json(home: Path) -> None:

@@ -17,6 +17,7 @@ import pytest
 
 from app.cli import main
 from tests import streamgen
+from tests.conftest import file_bytes
 from tests.faultserver import FaultServer, Reply
 
 DIALECTS = ["openai-chat", "openai-responses", "anthropic", "gemini"]
@@ -60,7 +61,7 @@ def _run(*argv: str) -> tuple[int, str, str]:
 
 def _files_holding(root: Path, secret: str) -> list[Path]:
     needles = [secret.encode(), base64.b64encode(secret.encode())[:24], secret[8:24].encode()]
-    return [p for p in root.rglob("*") if p.is_file() and any(n in p.read_bytes() for n in needles)]
+    return [p for p in root.rglob("*") if p.is_file() and any(n in file_bytes(p) for n in needles)]
 
 
 def test_echoed_keys_and_a_cross_origin_redirect_leave_no_key_anywhere(
@@ -108,9 +109,9 @@ def test_echoed_keys_and_a_cross_origin_redirect_leave_no_key_anywhere(
     printed += [out, err]
 
     data = home / "home"
-    recordings = list((data / "recordings").glob("*.ndjson"))
+    recordings = list((data / "recordings").glob("*.ndjson.gz"))
     assert len(recordings) == 6 and (data / "callstream.db").exists()
-    assert "[redacted]" in "".join(p.read_text() for p in recordings)
+    assert "[redacted]" in "".join(file_bytes(p).decode() for p in recordings)
     assert _files_holding(data, key) == []
     assert not any(key in text or key[8:24] in text for text in printed)
 

@@ -1,7 +1,14 @@
-"""Recordings: every response stream, as it arrived, in NDJSON.
+"""Recordings: every response stream, as it arrived, in gzip-compressed NDJSON.
 
 asciicast-like: a versioned header line, then ``[interval_seconds, kind,
-data]`` events, one conversation per file, appended turn by turn:
+data]`` events, one conversation per file, appended turn by turn. Lines are
+written in batches — at every marker, and within a stream once a batch holds
+256 KB or a second of chunks — each batch one gzip member (members append:
+the file is one gzip stream, ``zcat`` reads it), so a stream costs a few
+writes and far fewer bytes than it had. A process killed mid-stream loses at
+most the batch in progress. Plain ``.ndjson`` files (older recordings, the
+samples in ``transcripts/``) read the same, and an existing plain file is
+appended to plainly.
 
 - ``"o"``: a raw chunk exactly as received, as text; ``"b"``: the same, base64,
   where the chunk is not valid UTF-8 on its own;
@@ -21,10 +28,12 @@ is caught at the seam, and those two chunks are then stored as one.
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 import math
 import os
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,9 +43,21 @@ from ..ids import InvalidId, check_id
 from ..stream.limits import loads
 from ..stream.redact import redact, redact_bytes, straddles
 
-__all__ = ["RecordingWriter", "Recording", "RecordingError", "read_recording", "FORMAT"]
+__all__ = ["RecordingWriter", "Recording", "RecordingError", "read_recording", "recording_path", "FORMAT"]
 
 FORMAT = "callstream-recording"
+
+#: A batch is written once it holds this many characters, or this many seconds of chunks.
+_BATCH_CHARS = 256 * 1024
+_BATCH_SECONDS = 1.0
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def recording_path(directory: Path, conversation: str) -> Path:
+    """Where a conversation's recording goes: its older plain file if it has
+    one (appended to as it is), else a compressed one."""
+    plain = directory / f"{conversation}.ndjson"
+    return plain if plain.exists() else directory / f"{conversation}.ndjson.gz"
 
 
 class RecordingWriter:
@@ -47,15 +68,40 @@ class RecordingWriter:
         self.clock = clock
         self._last: float | None = None
         self._pending: tuple[float, bytes] | None = None
+        self._batch: list[str] = []
+        self._batch_chars = 0
+        self._batch_since: float | None = None
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fresh = not path.exists()
+        fresh = not path.exists() or path.stat().st_size == 0
+        if fresh:
+            self.compressed = path.name.endswith(".gz")
+        else:
+            with path.open("rb") as existing:
+                self.compressed = existing.read(2) == _GZIP_MAGIC
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        self._file = os.fdopen(fd, "a", encoding="utf-8")
+        self._file = os.fdopen(fd, "ab")
         if fresh:
             self._write({"format": FORMAT, "version": 1, "created": time.time(), **header})
+            self._commit()
 
     def _write(self, value: Any) -> None:
-        self._file.write(redact(json.dumps(value, ensure_ascii=False, separators=(",", ":"))) + "\n")
+        line = redact(json.dumps(value, ensure_ascii=False, separators=(",", ":"))) + "\n"
+        self._batch.append(line)
+        self._batch_chars += len(line)
+        if self._batch_chars >= _BATCH_CHARS:
+            self._commit()
+
+    def _commit(self) -> None:
+        """Write the batch: one gzip member (or plain lines, for an older plain file)."""
+        if not self._batch:
+            return
+        data = "".join(self._batch).encode("utf-8")
+        self._batch.clear()
+        self._batch_chars = 0
+        self._batch_since = None
+        if self.compressed:
+            data = gzip.compress(data, compresslevel=1, mtime=0)
+        self._file.write(data)
         self._file.flush()
 
     def _interval(self, at: float) -> float:
@@ -64,6 +110,10 @@ class RecordingWriter:
         return round(interval, 6)
 
     def chunk(self, at: float, data: bytes) -> None:
+        if self._batch_since is None:
+            self._batch_since = at
+        elif at - self._batch_since >= _BATCH_SECONDS:
+            self._commit()  # a slow stream still reaches the disk every second
         if self._pending is not None:
             pending_at, pending = self._pending
             if straddles(pending, data):
@@ -87,9 +137,11 @@ class RecordingWriter:
     def marker(self, kind: str, info: dict[str, Any]) -> None:
         self._flush()
         self._write([self._interval(self.clock()), "m", {"kind": kind, **info}])
+        self._commit()
 
     def close(self) -> None:
         self._flush()
+        self._commit()
         self._file.close()
 
 
@@ -168,6 +220,8 @@ def read_recording(path: Path, even_interval: float = 0.01, even_chunk: int = 25
         data = path.read_bytes()
     except OSError as exc:
         raise RecordingError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if data[:2] == _GZIP_MAGIC:
+        data = _gunzip(path, data)
     first = data.split(b"\n", 1)[0]
     try:
         header = loads(first) if first.strip().startswith(b"{") else None
@@ -213,6 +267,25 @@ def read_recording(path: Path, even_interval: float = 0.01, even_chunk: int = 25
         elif kind == "m" and isinstance(value, dict):
             recording.events.append((now, "m", value))
     return recording
+
+
+def _gunzip(path: Path, data: bytes) -> bytes:
+    """Every member's bytes, in order. A last member cut short (the process
+    died mid-write) gives what it holds; its torn last line ends the
+    recording as in a plain file. Damaged data is a RecordingError."""
+    out: list[bytes] = []
+    member = zlib.decompressobj(wbits=31)
+    view = memoryview(data)
+    try:
+        for start in range(0, len(data), 1 << 16):  # in pieces: what a member leaves over stays small
+            out.append(member.decompress(view[start : start + (1 << 16)]))
+            while member.eof and member.unused_data:
+                rest = member.unused_data
+                member = zlib.decompressobj(wbits=31)
+                out.append(member.decompress(rest))
+    except zlib.error as exc:
+        raise RecordingError(f"{path}: the compressed data is damaged ({exc})") from None
+    return b"".join(out)
 
 
 def _raw(data: bytes, interval: float, size: int) -> Recording:
