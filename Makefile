@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup run test test-all bench bench-tui bench-warming bench-mcp bench-memory typecheck lint clean peers-mcp
+.PHONY: setup run test test-all bench bench-tui bench-warming bench-mcp bench-memory bench-ledger typecheck lint clean peers-mcp
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -52,6 +52,9 @@ bench-tui: setup
 
 bench-warming: setup
 	$(BIN)/python benchmarks/bench_warming.py
+
+bench-ledger: setup
+	$(BIN)/python benchmarks/bench_ledger.py
 
 bench-mcp: setup
 	$(BIN)/python benchmarks/bench_mcp.py

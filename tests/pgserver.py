@@ -43,7 +43,9 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 class PgCluster:
-    def __init__(self, host: str = "127.0.0.1", port: int | None = None, netns: str | None = None) -> None:
+    def __init__(self, host: str = "127.0.0.1", port: int | None = None, netns: str | None = None,
+                 allow: str | None = None) -> None:
+        """``allow``: a client network (CIDR) let in besides 127.0.0.1 (a test host's)."""
         bindir = pg_bindir()
         if bindir is None:
             raise ClusterUnavailable("no PostgreSQL server binaries (initdb) here; Debian's postgresql package "
@@ -68,6 +70,9 @@ class PgCluster:
             shutil.chown(self.dir, "postgres")
         self.log = self.dir / "server.log"
         self._initdb()
+        if allow:
+            with (self.data / "pg_hba.conf").open("a") as hba:
+                hba.write(f"host all all {allow} scram-sha-256\n")
 
     def _cmd(self, *args: str) -> list[str]:
         prefix = ["ip", "netns", "exec", self.netns] if self.netns else []

@@ -81,7 +81,8 @@ def _ledger(conversation: str | None, as_json: bool) -> int:
         ledger.close()
     if as_json:
         sys.stdout.write(inert_json([{k: e[k] for k in ("key", "conversation", "turn", "tool", "occurrence", "state",
-                                                        "is_error", "claimed_at", "finished_at")} for e in entries]))
+                                                        "result", "is_error", "claimed_at", "finished_at", "owner",
+                                                        "fence")} for e in entries]))
         sys.stdout.write("\n")
         return 0
     if not entries:
