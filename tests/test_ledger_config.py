@@ -108,3 +108,32 @@ def test_a_postgresql_ledger_without_psycopg_is_a_config_error(monkeypatch: pyte
     monkeypatch.setenv("CALLSTREAM_LEDGER_URL", "postgresql://cs@127.0.0.1:1/cs")
     with pytest.raises(ConfigError, match="psycopg"):
         open_ledger(None)
+
+
+def test_a_team_session_claims_under_the_team_scope_and_replays_by_it(home: Path) -> None:
+    """The runtime scopes keys by the config's team; the recording says which team,
+    so a replay finds every recorded outcome by the same keys."""
+    import asyncio
+    import math
+
+    from app.paths import data_dir
+    from app.replay import Replayer
+    from app.store.recording import read_recording
+    from app.tools.registry import Registry
+    from tests.conversations import converse, demo_config
+
+    config = demo_config()
+    config.team = "support"
+    session = converse(["Ada Lovelace says her order is late. Check her open and late orders and open a ticket."],
+                       config)
+    ledger = SqliteLedger(data_dir() / "callstream.db")
+    entries = ledger.entries(f"team:support/{session.conversation}")
+    ledger.close()
+    calls = [b for t in session.turns for b in t.blocks if b.type == "tool_call"]
+    assert entries and len(entries) == len(calls)
+    assert {e["key"] for e in entries} == {b.key for b in calls}
+    (path,) = (data_dir() / "recordings").glob(f"{session.conversation}.*")
+    replayer = Replayer(read_recording(path), math.inf, None, Registry.default(data_dir()))
+    asyncio.run(replayer.run())
+    replayed = [b for t in replayer.session.turns for b in t.blocks if b.type == "tool_call"]
+    assert [(b.key, b.state, b.result) for b in replayed] == [(b.key, b.state, b.result) for b in calls]

@@ -141,8 +141,8 @@ def test_an_unreachable_ledger_means_not_run_never_a_run(tmp_path: Path) -> None
 
 
 def test_the_lease_is_renewed_while_the_tool_runs(pg_ledger_url: str) -> None:
-    ledger = PostgresLedger(pg_ledger_url, lease=1.0)
-    other = PostgresLedger(pg_ledger_url, lease=1.0)
+    ledger = PostgresLedger(pg_ledger_url, lease=2.0)
+    other = PostgresLedger(pg_ledger_url, lease=2.0)
     other.claimant = "other-host:1"
     started = threading.Event()
     release = threading.Event()
@@ -156,9 +156,10 @@ def test_the_lease_is_renewed_while_the_tool_runs(pg_ledger_url: str) -> None:
 
     def racer() -> None:
         started.wait(20)
-        end = time.monotonic() + 3.5  # three and a half leases
+        end = time.monotonic() + 5.0  # two and a half leases
         while time.monotonic() < end:
             seen.append(other.claim(_key(), "conv", 0, "effect", {"n": 1}, 1, wait=0).state)
+            time.sleep(0.05)  # a sample every 50 ms, not a busy loop
         release.set()
 
     from app.ledger import conversation_scope, idempotency_key
