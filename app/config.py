@@ -314,6 +314,12 @@ def _provider(name: str, table: Any, where: str, warnings: list[str] | None = No
             raise ConfigError(f"{where}.speed must be a number from 0 (no pauses) to 1000, like 1 or 2.5 "
                               f"(got {str(speed)[:40]!r})")
         profile.demo_speed = float(speed)
+        if profile.demo_dialect == "gemini":
+            # the demo streams Gemini calls as partialArgs only when asked, as Vertex does: ask
+            from .stream.dialects.gemini import STREAM_ARGUMENTS
+
+            for name, value in STREAM_ARGUMENTS.items():
+                profile.options.setdefault(name, value)
     return profile
 
 

@@ -93,7 +93,9 @@ EXPECTED_FIRST = {
 def test_every_scenario_in_every_dialect(server: DemoServer, dialect: str, scenario: str) -> None:
     history: list[Entry] = [User(f"/demo {scenario}")]
     turn = run_turn(server.base_url, dialect, history, read_timeout=1.0)
-    assert turn.outcome == EXPECTED_FIRST[scenario], (turn.outcome, turn.error)
+    chat_variant = (scenario, dialect) == ("retry-after-dispatch", "openai-chat")
+    expected = "malformed" if chat_variant else EXPECTED_FIRST[scenario]
+    assert turn.outcome == expected, (turn.outcome, turn.error)
     assert turn.text  # every scenario starts with a preamble
     if scenario == "cutoff":
         assert turn.cause == "disconnect" and not any(c.final for c in turn.calls)
@@ -107,8 +109,9 @@ def test_every_scenario_in_every_dialect(server: DemoServer, dialect: str, scena
         (call,) = turn.calls
         assert call.final and call.arguments == {"order_id": 1042, "customer": "Ada Lovelace", "priority": "urgent!!"}
     elif scenario == "retry-after-dispatch":
-        # the ticket call ended before the drop (where the wire has a per-call end)
-        assert [c.final for c in turn.calls] == ([False, False] if dialect == "openai-chat" else [True, False])
+        # the ticket call ended before the drop (chat: before the broken lookup; Gemini without
+        # streamed arguments sends a call whole at its end, so the cut one never shows)
+        assert [c.final for c in turn.calls] == ([True] if dialect == "gemini" else [True, False])
     elif scenario == "long":
         (call,) = turn.calls
         assert call.final and len(call.arguments["body"]) == 200_000
@@ -120,7 +123,7 @@ def test_every_scenario_in_every_dialect(server: DemoServer, dialect: str, scena
         again = run_turn(server.base_url, dialect, history, read_timeout=1.0)
         assert again.outcome == "complete", again.error  # the fault was transient: the retry recovers
         assert again.calls and all(c.final for c in again.calls)
-        if scenario == "retry-after-dispatch" and dialect != "openai-chat":
+        if scenario == "retry-after-dispatch":
             assert again.calls[0].arguments == turn.calls[0].arguments  # the same call: the ledger's to catch
 
 

@@ -36,6 +36,9 @@ from .plan import Call, Cut, Pause, Plan, Say, frames
 __all__ = ["DemoServer", "MODEL_NAME"]
 
 MODEL_NAME = "demo"
+#: How long the server remembers that it played a request's transient fault:
+#: the client's retry comes well within it (the demo's read timeout is 15 s).
+_FAULT_MEMORY = 120.0
 _MAX_BODY = 64 * 1024 * 1024
 _MAX_HEAD = 64 * 1024
 
@@ -52,6 +55,16 @@ def _route(method: str, path: str) -> str | None:
     if ":streamGenerateContent" in path:
         return "gemini"
     return None
+
+
+def _tokens(chars: int) -> int:
+    """A token count estimate (about four characters a token), never zero."""
+    return max(1, chars // 4)
+
+
+def _plan_size(plan: Plan) -> int:
+    return sum(len(step.text) if isinstance(step, Say) else len(step.arguments) + len(step.name)
+               if isinstance(step, Call) else len(getattr(step, "text", "")) for step in plan.steps)
 
 
 def _error_body(dialect: str | None, status: int, message: str) -> dict[str, Any]:
@@ -74,7 +87,7 @@ class DemoServer:
         self.host = host
         self.port = port
         self.speed = speed
-        self._attempts: dict[str, int] = {}
+        self._attempts: dict[str, tuple[int, float]] = {}  # request key → (attempts, when last seen)
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -198,14 +211,38 @@ class DemoServer:
             request.stream = "alt=sse" in url.query
             request.model = url.path.rsplit("/", 1)[-1].split(":", 1)[0]
         key = hashlib.sha256(url.path.encode() + b"\0" + json.dumps(payload, sort_keys=True).encode()).hexdigest()
-        with self._lock:
-            attempt = self._attempts[key] = self._attempts.get(key, 0) + 1
+        attempt = self._attempt(key)
         plan = reply(request.history, request.tools, attempt, dialect)
+        usage = (_tokens(len(body)), _tokens(_plan_size(plan)))
         if not request.stream:
-            await self._whole(writer, dialect, request, plan)
+            await self._whole(writer, dialect, request, plan, usage)
             return
-        encoder = ENCODERS[dialect](request.model or MODEL_NAME)
+        if dialect == "gemini":
+            encoder = ENCODERS[dialect](request.model or MODEL_NAME, partial_args=request.stream_arguments)
+        elif dialect == "openai-chat":
+            encoder = ENCODERS[dialect](request.model or MODEL_NAME, include_usage=request.include_usage)
+        else:
+            encoder = ENCODERS[dialect](request.model or MODEL_NAME)
+        encoder.usage = usage
         await self._stream(writer, frames(plan, encoder, key), key)
+
+    def _attempt(self, key: str) -> int:
+        """Which attempt at this very request this is. A transient fault plays
+        on the first; the retry (the same body again, soon) recovers, and is
+        then forgotten, so the same request in another conversation — or
+        after a while — meets the fault again: once per conversation, not
+        once per server lifetime."""
+        now = time.monotonic()
+        with self._lock:
+            if len(self._attempts) > 512:
+                self._attempts = {k: v for k, v in self._attempts.items() if now - v[1] <= _FAULT_MEMORY}
+            count, seen = self._attempts.get(key, (0, now))
+            attempt = 1 if now - seen > _FAULT_MEMORY else count + 1
+            if attempt > 1:
+                del self._attempts[key]
+            else:
+                self._attempts[key] = (attempt, now)
+        return attempt
 
     # -- writing -------------------------------------------------------------
 
@@ -251,7 +288,8 @@ class DemoServer:
         writer.write(b"0\r\n\r\n")
         await writer.drain()
 
-    async def _whole(self, writer: asyncio.StreamWriter, dialect: str, request: Request, plan: Plan) -> None:
+    async def _whole(self, writer: asyncio.StreamWriter, dialect: str, request: Request, plan: Plan,
+                     usage: tuple[int, int]) -> None:
         """A non-streaming reply (clients use it for titles and the like)."""
         if plan.ending in ("cut", "error"):
             status = 529 if plan.ending == "error" else 503
@@ -270,7 +308,7 @@ class DemoServer:
                 "id": "chatcmpl-demo", "object": "chat.completion", "created": int(time.time()),
                 "model": request.model or MODEL_NAME,
                 "choices": [{"index": 0, "message": message, "finish_reason": plan.ending}],
-                "usage": {"prompt_tokens": 25, "completion_tokens": 42, "total_tokens": 67},
+                "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)},
             })
         elif dialect == "anthropic":
             content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
@@ -284,7 +322,7 @@ class DemoServer:
             await self._json(writer, 200, {
                 "id": "msg_demo", "type": "message", "role": "assistant", "model": request.model or MODEL_NAME,
                 "content": content, "stop_reason": reason, "stop_sequence": None,
-                "usage": {"input_tokens": 25, "output_tokens": 42},
+                "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
             })
         else:
             await self._json(writer, 400, _error_body(dialect, 400, "the demo model streams only: ask with "

@@ -83,10 +83,15 @@ class SupportStore:
                     status = rng.choice(["delivered"] * 4 + ["shipped"] * 2 + ["open", "late", "cancelled",
                                                                                  "refunded"])
                 placed = self.today - timedelta(days=rng.randint(1, 90) if status != "late" else rng.randint(20, 40))
-                items = []
+                items: list[dict[str, Any]] = []
                 for _ in range(rng.randint(1, 3)):
                     sku, title, price = rng.choice(_PRODUCTS)
-                    items.append({"sku": sku, "title": title, "quantity": rng.randint(1, 2), "price_cents": price})
+                    quantity = rng.randint(1, 2)
+                    same = next((i for i in items if i["sku"] == sku), None)
+                    if same is not None:
+                        same["quantity"] += quantity  # the same product twice is one line
+                    else:
+                        items.append({"sku": sku, "title": title, "quantity": quantity, "price_cents": price})
                 total = sum(i["price_cents"] * i["quantity"] for i in items)
                 carrier = rng.choice(_CARRIERS) if status in ("shipped", "late", "delivered") else None
                 tracking = f"{carrier[:2].upper()}{rng.randrange(10**9, 10**10)}" if carrier else None

@@ -80,7 +80,7 @@ class MessagesEncoder(Encoder):
     def begin(self) -> list[bytes]:
         message = {"id": self.message_id, "type": "message", "role": "assistant", "model": self.model,
                    "content": [], "stop_reason": None, "stop_sequence": None,
-                   "usage": {"input_tokens": 25, "output_tokens": 1}}
+                   "usage": {"input_tokens": self.usage[0], "output_tokens": 1}}
         return [sse({"type": "message_start", "message": message}, "message_start")]
 
     def _close_prose(self) -> list[bytes]:
@@ -132,7 +132,7 @@ class MessagesEncoder(Encoder):
     def finish(self, reason: str) -> list[bytes]:
         out = self._close_prose()
         out.append(sse({"type": "message_delta", "delta": {"stop_reason": reason, "stop_sequence": None},
-                        "usage": {"output_tokens": 42}}, "message_delta"))
+                        "usage": {"output_tokens": self.usage[1]}}, "message_delta"))
         return out
 
     def terminal(self) -> list[bytes]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from ...conversation import Entry, ToolSpec
 
-__all__ = ["Encoder", "Request", "RequestError", "sse", "NEUTRAL_FINISH"]
+__all__ = ["Encoder", "Request", "RequestError", "sse", "NEUTRAL_FINISH", "looks_failed"]
 
 #: The finish reasons a plan speaks in; each encoder maps them to its own.
 NEUTRAL_FINISH = ("stop", "tool_calls", "length")
@@ -31,6 +31,19 @@ class Request:
     history: list[Entry]
     tools: list[ToolSpec] = field(default_factory=list)
     stream: bool = True
+    #: Gemini: the request asked for streamed function-call arguments (Vertex's
+    #: ``streamFunctionCallArguments``); otherwise calls go out whole.
+    stream_arguments: bool = False
+    #: OpenAI chat: ``stream_options.include_usage`` (a final usage chunk).
+    include_usage: bool = False
+
+
+def looks_failed(text: str) -> bool:
+    """Whether a tool result the client sent back reports a failure, in the
+    formats that carry no flag for it (OpenAI chat and Responses): clients
+    write errors as ``Error: ...``, callstream among them."""
+    head = text.lstrip()[:12].lower()
+    return head.startswith(("error", '{"error"'))
 
 
 def sse(payload: Any, event: str | None = None) -> bytes:
@@ -43,6 +56,9 @@ class Encoder:
 
     def __init__(self, model: str = "demo") -> None:
         self.model = model
+        #: (prompt tokens, completion tokens) for the usage the format reports;
+        #: the server sets estimates from the request and the plan.
+        self.usage = (25, 42)
 
     def begin(self) -> list[bytes]:
         return []

@@ -1,9 +1,14 @@
 """Gemini ``streamGenerateContent?alt=sse``, server side.
 
-Calls stream as ``partialArgs`` (Vertex's ``streamFunctionCallArguments``
-shape) so a client can show them forming: the argument text is scanned as it
-is produced and each string piece, number, boolean or null goes out with its
-JSON path. ``partial_args=False`` sends each call whole, as AI Studio does.
+Calls go out whole (``functionCall.args``), as Gemini sends them, unless the
+request asks for streamed arguments (Vertex's
+``toolConfig.functionCallingConfig.streamFunctionCallArguments``): then as
+``partialArgs``, so a client can show them forming — the argument text is
+scanned as it is produced and each string piece, number, boolean or null goes
+out with its JSON path. Requests are read in camelCase and in the snake_case
+the protobuf JSON mapping also accepts (``function_call``,
+``function_response``, ``parameters_json_schema``...), which is what some
+clients and proxies (LiteLLM) send.
 Gemini cannot send arguments that are not JSON; a call whose text does not
 scan ends the turn with ``MALFORMED_FUNCTION_CALL``, as Gemini itself does.
 """
@@ -36,6 +41,19 @@ def json_path(path: Path) -> str:
     return "".join(out)
 
 
+def _field(value: dict[str, Any], camel: str) -> Any:
+    """A field under its camelCase name or its snake_case one."""
+    if camel in value:
+        return value[camel]
+    return value.get(re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), camel))
+
+
+def _streams_arguments(body: dict[str, Any]) -> bool:
+    config = _field(body, "toolConfig")
+    calling = _field(config, "functionCallingConfig") if isinstance(config, dict) else None
+    return isinstance(calling, dict) and bool(_field(calling, "streamFunctionCallArguments"))
+
+
 def parse_request(body: dict[str, Any]) -> Request:
     contents = body.get("contents")
     if not isinstance(contents, list):
@@ -50,7 +68,7 @@ def parse_request(body: dict[str, Any]) -> Request:
         if content.get("role") == "model":
             entry = Assistant("".join(p.get("text", "") for p in parts if not p.get("thought")))
             for part in parts:
-                call = part.get("functionCall")
+                call = _field(part, "functionCall")
                 if isinstance(call, dict):
                     count += 1
                     record = CallRecord(str(call.get("id") or f"gemini-call-{count}"), str(call.get("name", "")),
@@ -61,7 +79,7 @@ def parse_request(body: dict[str, Any]) -> Request:
             continue
         texts = []
         for part in parts:
-            response = part.get("functionResponse")
+            response = _field(part, "functionResponse")
             if isinstance(response, dict):
                 name = str(response.get("name", ""))
                 match = next((c for c in pending if c.name == name and (not response.get("id") or
@@ -80,17 +98,17 @@ def parse_request(body: dict[str, Any]) -> Request:
             history.append(User("".join(texts)))
     tools = []
     for tool in body.get("tools") or []:
-        for decl in (tool or {}).get("functionDeclarations") or (tool or {}).get("function_declarations") or []:
+        for decl in (_field(tool, "functionDeclarations") if isinstance(tool, dict) else None) or []:
             if isinstance(decl, dict) and decl.get("name"):
-                schema = decl.get("parametersJsonSchema") or decl.get("parameters") or {}
+                schema = _field(decl, "parametersJsonSchema") or decl.get("parameters") or {}
                 tools.append(ToolSpec(decl["name"], decl.get("description", ""), schema))
-    return Request("", history, tools, True)
+    return Request("", history, tools, True, stream_arguments=_streams_arguments(body))
 
 
 class GeminiEncoder(Encoder):
     name = "gemini"
 
-    def __init__(self, model: str = "demo", response_id: str = "demo", partial_args: bool = True) -> None:
+    def __init__(self, model: str = "demo", response_id: str = "demo", partial_args: bool = False) -> None:
         super().__init__(model)
         self.response_id = response_id
         self.partial_args = partial_args
@@ -105,7 +123,9 @@ class GeminiEncoder(Encoder):
         payload: dict[str, Any] = {"candidates": [candidate], "modelVersion": self.model,
                                    "responseId": self.response_id}
         if reason:
-            payload["usageMetadata"] = {"promptTokenCount": 25, "candidatesTokenCount": 42, "totalTokenCount": 67}
+            prompt, completion = self.usage
+            payload["usageMetadata"] = {"promptTokenCount": prompt, "candidatesTokenCount": completion,
+                                        "totalTokenCount": prompt + completion}
         return sse(payload)
 
     def text(self, text: str) -> list[bytes]:

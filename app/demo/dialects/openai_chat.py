@@ -6,7 +6,7 @@ from typing import Any
 
 from ...conversation import Assistant, CallRecord, Entry, ToolResult, ToolSpec, User
 from ...stream.limits import loads
-from .base import Encoder, Request, RequestError, sse
+from .base import Encoder, Request, RequestError, looks_failed, sse
 
 __all__ = ["ChatEncoder", "parse_request"]
 
@@ -53,21 +53,26 @@ def parse_request(body: dict[str, Any]) -> Request:
         elif role == "tool":
             call_id = str(message.get("tool_call_id", ""))
             content = _content_text(message.get("content"))
-            history.append(ToolResult(call_id, names.get(call_id, ""), content, content.startswith("Error")))
+            history.append(ToolResult(call_id, names.get(call_id, ""), content, looks_failed(content)))
         # system / developer messages carry no conversation
     tools = []
     for tool in body.get("tools") or []:
         function = tool.get("function") if isinstance(tool, dict) else None
         if isinstance(function, dict) and function.get("name"):
             tools.append(ToolSpec(function["name"], function.get("description", ""), function.get("parameters") or {}))
-    return Request(str(body.get("model", "demo")), history, tools, bool(body.get("stream")))
+    options = body.get("stream_options")
+    include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
+    return Request(str(body.get("model", "demo")), history, tools, bool(body.get("stream")),
+                   include_usage=include_usage)
 
 
 class ChatEncoder(Encoder):
     name = "openai-chat"
 
-    def __init__(self, model: str = "demo", completion_id: str = "chatcmpl-demo", created: int = 0) -> None:
+    def __init__(self, model: str = "demo", completion_id: str = "chatcmpl-demo", created: int = 0,
+                 include_usage: bool = False) -> None:
         super().__init__(model)
+        self.include_usage = include_usage
         self._base = {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": model,
                       "system_fingerprint": "fp_demo"}
 
@@ -94,7 +99,12 @@ class ChatEncoder(Encoder):
         return [self._chunk({}, reason)]
 
     def terminal(self) -> list[bytes]:
-        return [b"data: [DONE]\n\n"]
+        out = []
+        if self.include_usage:  # as OpenAI sends it: a last chunk with no choices
+            prompt, completion = self.usage
+            out.append(sse({**self._base, "choices": [], "usage": {
+                "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}}))
+        return out + [b"data: [DONE]\n\n"]
 
     def error(self, message: str, kind: str = "overloaded_error") -> list[bytes]:
         code = "server_error" if kind == "overloaded_error" else kind

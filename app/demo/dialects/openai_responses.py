@@ -7,7 +7,7 @@ from typing import Any
 
 from ...conversation import Assistant, CallRecord, Entry, ToolResult, ToolSpec, User
 from ...stream.limits import loads
-from .base import Encoder, Request, RequestError, sse
+from .base import Encoder, Request, RequestError, looks_failed, sse
 
 __all__ = ["ResponsesEncoder", "parse_request"]
 
@@ -58,8 +58,10 @@ def parse_request(body: dict[str, Any]) -> Request:
         elif kind == "function_call_output":
             call_id = str(item.get("call_id", ""))
             output = item.get("output")
-            history.append(ToolResult(call_id, names.get(call_id, ""), output if isinstance(output, str) else
-                                      json.dumps(output)))
+            # a string, or a list of input_text (and other) parts
+            text = output if isinstance(output, str) else _text(output) if isinstance(output, list) else \
+                json.dumps(output)
+            history.append(ToolResult(call_id, names.get(call_id, ""), text, looks_failed(text)))
     tools = [
         ToolSpec(t["name"], t.get("description", ""), t.get("parameters") or {})
         for t in body.get("tools") or []
@@ -191,8 +193,11 @@ class ResponsesEncoder(Encoder):
         return self._close_reasoning() + self._close_message()
 
     def terminal(self) -> list[bytes]:
+        prompt, completion = self.usage
         response = {**self._response, "output": self._output,
-                    "usage": {"input_tokens": 25, "output_tokens": 42, "total_tokens": 67}}
+                    "usage": {"input_tokens": prompt, "input_tokens_details": {"cached_tokens": 0},
+                              "output_tokens": completion, "output_tokens_details": {"reasoning_tokens": 0},
+                              "total_tokens": prompt + completion}}
         if self._reason == "completed":
             return [self._event({"type": "response.completed", "response": {**response, "status": "completed"}})]
         response.update(status="incomplete", incomplete_details={"reason": self._reason})

@@ -31,7 +31,11 @@ from .base import error_message, load_payload
 from .requests_common import assistant_text, result_value
 from .schemas import adapt
 
-__all__ = ["Gemini", "parse_json_path", "build_request", "auth_headers"]
+__all__ = ["Gemini", "parse_json_path", "build_request", "auth_headers", "STREAM_ARGUMENTS"]
+
+#: The request fields that ask Vertex (and the demo) to stream a call's arguments as
+#: ``partialArgs`` rather than whole; put them in a profile's ``options`` to ask.
+STREAM_ARGUMENTS: dict[str, Any] = {"toolConfig": {"functionCallingConfig": {"streamFunctionCallArguments": True}}}
 
 _SEGMENT = re.compile(r"\.([A-Za-z_$][\w$-]*)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]|\[\"((?:[^\"\\]|\\.)*)\"\]")
 
