@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup run test test-all bench bench-tui bench-warming bench-mcp bench-memory bench-ledger typecheck lint clean peers-mcp
+.PHONY: setup run test test-all bench bench-tui bench-warming bench-mcp bench-memory bench-ledger typecheck lint clean peers-mcp peers-litellm peers
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,19 @@ $(PEERS)/mcp-git/.stamp:
 	touch $@
 
 peers-mcp: $(PEERS)/mcp-time/.stamp $(PEERS)/mcp-git/.stamp
+
+# The LiteLLM proxy for tests/test_litellm.py, at the exact versions of peers/litellm.txt.
+LITELLM := $(PEERS)/litellm/.installed-stamp
+
+$(LITELLM): peers/litellm.txt
+	test -x $(PEERS)/litellm/bin/python || $(PYTHON) -m venv $(PEERS)/litellm
+	$(PEERS)/litellm/bin/python -m pip install --quiet --disable-pip-version-check -r peers/litellm.txt
+	touch $(LITELLM)
+
+peers-litellm: $(LITELLM)
+
+# every peer
+peers: peers-mcp peers-litellm
 
 run: setup
 	$(BIN)/callstream
@@ -69,4 +82,4 @@ lint: setup
 	$(BIN)/ruff check app widgets tests benchmarks scripts
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .hypothesis
+	rm -rf $(VENV) $(PEERS) .pytest_cache .mypy_cache .hypothesis

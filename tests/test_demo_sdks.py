@@ -165,3 +165,107 @@ def test_anthropic_sdk_completes_the_ordinary_flow(server: DemoServer) -> None:
     calls = [b for b in message.content if b.type == "tool_use"]
     assert [c.input for c in calls] == [{"customer": "Grace Hopper", "status": "open"},
                                         {"customer": "Grace Hopper", "status": "shipped"}]
+
+
+# -- google-genai and pydantic-ai (issue 14, proof 3) -------------------------------------------
+
+SEARCH = "Show me Grace Hopper's open and shipped orders"
+SEARCHES = [{"customer": "Grace Hopper", "status": "open"}, {"customer": "Grace Hopper", "status": "shipped"}]
+
+
+def _genai_stream(server: DemoServer, stream_arguments: bool) -> list[Any]:
+    from google import genai
+    from google.genai import types
+
+    if stream_arguments:  # a Vertex-only option (as on the real service): the client in Vertex mode
+        from google.oauth2.credentials import Credentials
+
+        client = genai.Client(vertexai=True, project="demo", location="us-central1",
+                              credentials=Credentials(token="demo"),
+                              http_options=types.HttpOptions(base_url=server.base_url))
+    else:
+        client = genai.Client(api_key="demo", http_options=types.HttpOptions(base_url=server.base_url))
+    declarations = [types.FunctionDeclaration(name=t.name, description=t.description,
+                                              parameters_json_schema=t.parameters) for t in SUPPORT_TOOLS]
+    config = types.GenerateContentConfig(
+        tools=[types.Tool(function_declarations=declarations)],
+        automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+        tool_config=types.ToolConfig(function_calling_config=types.FunctionCallingConfig(
+            stream_function_call_arguments=True)) if stream_arguments else None,
+    )
+    calls = []
+    for chunk in client.models.generate_content_stream(model="demo", contents=SEARCH, config=config):
+        calls += chunk.function_calls or []
+    return calls
+
+
+def test_google_genai_streams_whole_calls(server: DemoServer) -> None:
+    calls = _genai_stream(server, stream_arguments=False)
+    assert [c.name for c in calls] == ["search_orders", "search_orders"]
+    assert [c.args for c in calls] == SEARCHES  # whole args, never None
+
+
+def test_google_genai_reads_partial_args_when_it_asks_for_them(server: DemoServer) -> None:
+    calls = _genai_stream(server, stream_arguments=True)
+    assert [c.name for c in calls if c.name] == ["search_orders", "search_orders"]
+    assert all(c.args is None for c in calls)
+    values: list[dict[str, str]] = []
+    for call in calls:
+        if call.name:
+            values.append({})
+        for piece in call.partial_args or []:
+            key = piece.json_path.removeprefix("$.")
+            values[-1][key] = values[-1].get(key, "") + (piece.string_value or "")
+    assert values == SEARCHES  # the typed pieces add up to the whole arguments
+
+
+def _pydantic_agent_models(server: DemoServer) -> dict[str, Any]:
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.models.google import GoogleModel
+    from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+    from pydantic_ai.providers.google import GoogleProvider
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    openai_provider = OpenAIProvider(base_url=server.base_url + "/v1", api_key="demo")
+    return {
+        "openai-chat": OpenAIChatModel("demo", provider=openai_provider),
+        "openai-responses": OpenAIResponsesModel("demo", provider=openai_provider),
+        "anthropic": AnthropicModel("demo", provider=AnthropicProvider(base_url=server.base_url, api_key="demo")),
+        "gemini": GoogleModel("demo", provider=GoogleProvider(api_key="demo", base_url=server.base_url)),
+    }
+
+
+@pytest.mark.parametrize("dialect", ["openai-chat", "openai-responses", "anthropic", "gemini"])
+def test_pydantic_ai_streams_whole_calls_and_runs_its_tools(server: DemoServer, dialect: str) -> None:
+    import asyncio
+
+    from pydantic_ai import Agent, FunctionToolCallEvent
+
+    agent = Agent(_pydantic_agent_models(server)[dialect])
+    ran: list[dict[str, Any]] = []
+
+    @agent.tool_plain
+    def search_orders(customer: str | None = None, status: str | None = None,
+                      text: str | None = None) -> dict[str, Any]:
+        """Find orders by customer, status, dates or text."""
+        ran.append({k: v for k, v in {"customer": customer, "status": status, "text": text}.items() if v})
+        return {"orders": [{"order_id": f"A-10{len(ran)}6", "customer": customer, "status": status or "open",
+                            "placed": "2026-11-26"}]}
+
+    async def run() -> tuple[list[Any], str]:
+        events: list[Any] = []
+        output = ""
+        async with agent.run_stream_events(SEARCH) as stream:
+            async for event in stream:
+                if isinstance(event, FunctionToolCallEvent):
+                    events.append(event.part)
+                if type(event).__name__ == "AgentRunResultEvent":
+                    output = str(event.result.output)
+        return events, output
+
+    parts, output = asyncio.run(run())
+    assert [p.tool_name for p in parts] == ["search_orders", "search_orders"]
+    assert [p.args_as_dict() for p in parts] == SEARCHES  # the streamed arguments, parsed whole
+    assert ran == SEARCHES
+    assert "A-1016" in output and "A-1026" in output  # the model's answer reads the tools' results

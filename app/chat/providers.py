@@ -5,15 +5,17 @@ port and stops it when closed. Every key read here is registered with
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from ..config import DIALECT_NAMES, Config, ConfigError, ProviderProfile
 from ..demo.server import DemoServer
 from ..stream.dialects import AUTH_HEADERS
 from ..stream.redact import register_secret
 
-__all__ = ["Endpoint", "open_endpoint", "register_configured_keys"]
+__all__ = ["Endpoint", "open_endpoint", "register_configured_keys", "is_loopback"]
 
 
 def register_configured_keys(config: Config) -> None:
@@ -24,6 +26,17 @@ def register_configured_keys(config: Config) -> None:
     for name in names:
         if name:
             register_secret(os.environ.get(name))
+
+
+def is_loopback(url: str) -> bool:
+    """Whether a base URL points at this machine (127.0.0.0/8, ::1, localhost)."""
+    host = urlsplit(url).hostname or ""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 @dataclass(slots=True)
@@ -56,7 +69,8 @@ def open_endpoint(profile: ProviderProfile) -> Endpoint:
     variable = profile.key_variable()
     key = os.environ.get(variable) if variable else None
     register_secret(key)
-    local = profile.base_url is not None and profile.provider == "openai-chat"
+    # a server of one's own needs no key: any OpenAI-compatible base URL, and a loopback one in every dialect
+    local = profile.base_url is not None and (profile.provider == "openai-chat" or is_loopback(profile.base_url))
     if not key and not local:
         raise ConfigError(f"{profile.provider} needs an API key: set {variable} in the environment"
                           + (f" (or key_env in the profile {profile.name!r})" if profile.name != profile.provider

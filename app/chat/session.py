@@ -43,6 +43,7 @@ from ..stream.preview import FormingPreview
 from ..tools.dispatcher import MAX_CALLS_PER_TURN, MAX_CONCURRENT_TOOLS, CallUpdate, Dispatcher, over_cap
 from ..tools.finalise import NotRun, Rejected, Valid, finalise
 from ..tools.registry import Registry
+from ..words import interrupted_note, plural
 from .events import (
     AttemptFailed,
     AttemptStarted,
@@ -119,6 +120,8 @@ def _cause_words(turn: Turn) -> str:
         return "the output limit cut the reply off"
     if turn.outcome == "malformed":
         return f"the reply was malformed ({turn.error})" if turn.error else "the reply was malformed"
+    if turn.outcome == "provider_error" and turn.cause == "unreachable":
+        return turn.error or "the provider could not be reached"  # no reply at all: not the provider's word
     if turn.outcome == "provider_error":
         return f"the provider reported an error ({turn.error})" if turn.error else "the provider reported an error"
     return "the turn ended"
@@ -126,13 +129,7 @@ def _cause_words(turn: Turn) -> str:
 
 def interruption_note(turn: Turn, unfinished: list[str]) -> str:
     """One line: what happened, and that the unfinished calls did not run."""
-    words = _cause_words(turn)
-    if not unfinished:
-        return f"Interrupted: {words}."
-    names = ", ".join(dict.fromkeys(unfinished))
-    verb = "was" if len(unfinished) == 1 else "were"
-    pronoun = "it was" if len(unfinished) == 1 else "they were"
-    return f"Interrupted: {words} while {names} {verb} being prepared; {pronoun} not run."
+    return interrupted_note(_cause_words(turn), unfinished)
 
 
 def _retryable(turn: Turn) -> bool:
@@ -323,7 +320,7 @@ class ChatSession:
                 status = await self._round()
                 if status != "continue":
                     return self._done(status)
-            return self._done("round_limit", f"Stopped after {self.max_rounds} rounds of tool calls "
+            return self._done("round_limit", f"Stopped after {plural(self.max_rounds, 'round')} of tool calls "
                                              "(the max_rounds limit).")
         finally:
             self.busy = False
@@ -368,7 +365,8 @@ class ChatSession:
             except RequestFailed as exc:
                 self._mark("http", turn=index, attempt=attempt, status=exc.status, message=exc.message,
                            retryable=exc.retryable)
-                turn = Turn(self.endpoint.dialect, "provider_error", None, exc.message, parser.blocks)
+                turn = Turn(self.endpoint.dialect, "provider_error", None, exc.message, parser.blocks,
+                            "unreachable" if exc.status is None else None)
                 if exc.retryable and attempt <= self.retries and not self._cancelled:
                     delay = exc.retry_after if exc.retry_after is not None else self._delay(attempt)
                     await self._fail_attempt(record, attempt, exc.message, delay)

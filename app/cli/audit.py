@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from ..stream.inert import inert, inert_json
+from ..words import plural
 from .common import fail
 
 __all__ = ["register", "run"]
@@ -51,7 +52,7 @@ def _audit(files: list[str], as_json: bool) -> int:
         sys.stdout.write(inert_json({"calls": [a.row() for a in audits], "summary": summary}))
         sys.stdout.write("\n")
         return 0
-    print(f"{summary['calls']} call{'s' if summary['calls'] != 1 else ''} whose required fields parsed before "
+    print(f"{plural(summary['calls'], 'call')} whose required fields parsed before "
           "the call ended, by what an eager dispatch would have run:")
     for klass in CLASSES:
         print(f"  {summary['counts'][klass]:>5}  {klass}")

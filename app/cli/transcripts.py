@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..stream.inert import inert, inert_json
+from ..words import plural
 from .common import fail
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ def transcripts_cmd(as_json: bool) -> int:
         return 0
     for row in rows:
         when = datetime.datetime.fromtimestamp(row["updated"]).strftime("%Y-%m-%d %H:%M")
-        print(f"{row['id'][:12]}  {when}  {inert(row['model'])[:20]:20}  {row['turns']:>3} turns  "
+        print(f"{row['id'][:12]}  {when}  {inert(row['model'])[:20]:20}  {plural(row['turns'], 'turn'):>9}  "
               f"{inert(row['title'])[:60]}")
     return 0
 

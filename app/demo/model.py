@@ -20,6 +20,7 @@ from typing import Any
 
 from ..conversation import Assistant, CallRecord, Entry, ToolResult, ToolSpec, User
 from ..stream.limits import loads
+from ..words import plural
 from .plan import Call, Plan, Say, Stall, Think, call_id
 
 __all__ = ["SCENARIOS", "LABEL", "reply"]
@@ -158,8 +159,14 @@ def _orders_in(results: list[ToolResult]) -> list[dict[str, Any]]:
         if result.is_error:
             continue
         try:
-            walk(loads(result.content))
+            value = loads(result.content)
+            if isinstance(value, str):  # a client that sent the JSON text as a JSON string
+                value = loads(value)
         except ValueError:
+            value = None
+        before = len(seen)
+        walk(value)
+        if len(seen) == before:  # not JSON, or JSON without order objects: the order numbers in the text
             for oid in _ORDER_ID.findall(result.content):
                 seen.setdefault(oid, {"order_id": oid})
     return list(seen.values())
@@ -186,7 +193,7 @@ def _after_lookups(ctx: _Context, wants_ticket: bool) -> Plan:
                          "(they look like A-1042).")])
     lines = "\n".join(f"- {_describe(o)}" for o in orders[:8])
     more = f"\n…and {len(orders) - 8} more." if len(orders) > 8 else ""
-    summary = f"I found {len(orders)} order{'s' if len(orders) != 1 else ''}:\n{lines}{more}\n\n"
+    summary = f"I found {plural(len(orders), 'order')}:\n{lines}{more}\n\n"
     if not (wants_ticket and "create_ticket" in ctx.tools):
         ask = "one of them" if len(orders) > 1 else orders[0]["order_id"]
         return Plan([Say(summary + f"Want me to open a ticket for {ask}?")])

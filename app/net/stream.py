@@ -135,10 +135,20 @@ async def _send(client: httpx.AsyncClient, request: httpx.Request, timeout: http
     while True:
         try:
             response = await client.send(request, stream=True, follow_redirects=False)
-        except httpx.TimeoutException as exc:
-            raise RequestFailed(f"could not connect: {type(exc).__name__}", retryable=True) from None
+        except (httpx.ConnectTimeout, httpx.PoolTimeout):
+            raise RequestFailed(f"could not connect: no answer within {timeout.connect:g} s",
+                                retryable=True) from None
+        except httpx.ReadTimeout:  # connected, the request sent: the server is silent, not unreachable
+            raise RequestFailed(f"the server took the request but sent no response within {timeout.read:g} s "
+                                "(the read timeout)", retryable=True) from None
+        except httpx.TimeoutException:
+            raise RequestFailed(f"the request could not be sent within {timeout.write:g} s",
+                                retryable=True) from None
+        except httpx.ConnectError as exc:
+            raise RequestFailed(f"could not connect: {_short(exc)}", retryable=True) from None
         except httpx.TransportError as exc:
-            raise RequestFailed(f"could not connect: {exc or type(exc).__name__}", retryable=True) from None
+            raise RequestFailed(f"the connection dropped before a response ({_short(exc)})",
+                                retryable=True) from None
         if response.status_code not in _REDIRECTS or "location" not in response.headers:
             return response
         await response.aclose()

@@ -42,6 +42,7 @@ from ..ids import InvalidId, check_id
 from ..stream import Block, TextBlock, ToolCallBlock, Turn, block_from_record, block_record
 from ..stream.limits import TooDeep, check_depth, loads
 from ..tools.dispatcher import UNKNOWN_OUTCOME
+from ..words import interrupted_note
 
 __all__ = ["Store", "StoredTurn", "StoredUser", "Conversation", "TranscriptWriter", "history_of", "retry_point",
            "export_document",
@@ -342,12 +343,7 @@ def _mark_killed(turn: StoredTurn) -> None:
                 unfinished.append(block.name or "a call")
     turn.outcome, turn.cause, turn.error = "cut_off", "killed", f"{KILLED} during this turn"
     if not turn.note:
-        names = ", ".join(dict.fromkeys(unfinished))
-        if unfinished:
-            verb, pronoun = ("was", "it was") if len(unfinished) == 1 else ("were", "they were")
-            turn.note = f"Interrupted: {KILLED} while {names} {verb} being prepared; {pronoun} not run."
-        else:
-            turn.note = f"Interrupted: {KILLED} during this turn."
+        turn.note = interrupted_note(KILLED, unfinished) if unfinished else f"Interrupted: {KILLED} during this turn."
 
 
 def history_of(conversation: Conversation) -> list[Entry]:

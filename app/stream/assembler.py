@@ -318,7 +318,8 @@ class Assembler:
                 call.final = False
                 call.problem = "the output limit cut the turn off"
             if not call.ended and call.problem is None:
-                call.problem = _UNENDED.get(outcome, "the call never ended")
+                call.problem = (_UNENDED_BY_CAUSE.get(cause, _UNENDED["cut_off"]) if outcome == "cut_off"
+                                else _UNENDED.get(outcome, "the call never ended"))
         turn = Turn(self.dialect, outcome, self.stop_reason, error, self.blocks, turn_cause)
         self._turn = turn
         self.updates.append(TurnClosed(turn))
@@ -330,6 +331,13 @@ _CUT_OFF = {
     "disconnect": "the connection dropped before the stream's terminal marker",
     "timeout": "the stream timed out before its terminal marker",
     "cancelled": "the turn was cancelled before the stream's terminal marker",
+}
+
+#: A cut-off call says how the stream was cut (a cancelled card never says "the stream ended").
+_UNENDED_BY_CAUSE = {
+    "disconnect": "the connection dropped while the call was being prepared",
+    "timeout": "the stream timed out while the call was being prepared",
+    "cancelled": "the turn was cancelled while the call was being prepared",
 }
 
 _UNENDED = {

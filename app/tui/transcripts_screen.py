@@ -15,6 +15,7 @@ from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ..stream.inert import inert
+from ..words import plural
 
 __all__ = ["TranscriptsScreen"]
 
@@ -51,7 +52,7 @@ class TranscriptsScreen(Screen[str | None]):
             when = datetime.datetime.fromtimestamp(row["updated"]).strftime("%Y-%m-%d %H:%M")
             title = inert(row["title"] or "(untitled)")
             label = Content.assemble((title[:60], "bold"), f"  ·  {when}  ·  {inert(row['model'])}  ·  "
-                                     f"{row['turns']} turn{'s' if row['turns'] != 1 else ''}")
+                                     + plural(row["turns"], "turn"))
             options.add_option(Option(label, id=row["id"]))
         if not rows:
             options.add_option(Option(Content("no saved transcripts" + (" match" if text else " yet")),
