@@ -154,14 +154,17 @@ def _orders_in(results: list[ToolResult]) -> list[dict[str, Any]]:
         elif isinstance(value, list):
             for sub in value:
                 walk(sub)
+        elif isinstance(value, str) and value[:1] in "{[":  # JSON text inside JSON (as proxies wrap results)
+            try:
+                walk(loads(value))
+            except ValueError:
+                pass
 
     for result in results:
         if result.is_error:
             continue
         try:
             value = loads(result.content)
-            if isinstance(value, str):  # a client that sent the JSON text as a JSON string
-                value = loads(value)
         except ValueError:
             value = None
         before = len(seen)

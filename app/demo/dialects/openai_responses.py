@@ -104,13 +104,13 @@ class ResponsesEncoder(Encoder):
         index, self._message = self._message, None
         text = "".join(self._text_parts)
         self._text_parts = []
-        part = {"type": "output_text", "text": text, "annotations": []}
+        part = {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
         item = {"id": f"msg_{index}", "type": "message", "status": "completed", "role": "assistant",
                 "content": [part]}
         self._output.append(item)
         return [
             self._event({"type": "response.output_text.done", "item_id": f"msg_{index}", "output_index": index,
-                         "content_index": 0, "text": text}),
+                         "content_index": 0, "text": text, "logprobs": []}),
             self._event({"type": "response.content_part.done", "item_id": f"msg_{index}", "output_index": index,
                          "content_index": 0, "part": part}),
             self._event({"type": "response.output_item.done", "output_index": index, "item": item}),
@@ -141,10 +141,11 @@ class ResponsesEncoder(Encoder):
                                     "item": item}))
             out.append(self._event({"type": "response.content_part.added", "item_id": f"msg_{self._message}",
                                     "output_index": self._message, "content_index": 0,
-                                    "part": {"type": "output_text", "text": "", "annotations": []}}))
+                                    "part": {"type": "output_text", "text": "", "annotations": [], "logprobs": []}}))
         self._text_parts.append(text)
         out.append(self._event({"type": "response.output_text.delta", "item_id": f"msg_{self._message}",
-                                "output_index": self._message, "content_index": 0, "delta": text}))
+                                "output_index": self._message, "content_index": 0, "delta": text,
+                                "logprobs": []}))
         return out
 
     def reasoning(self, text: str) -> list[bytes]:
