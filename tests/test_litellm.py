@@ -30,8 +30,8 @@ from tests.conftest import ROOT
 LITELLM = ROOT / ".venv-peers" / "litellm" / "bin" / "litellm"
 EXAMPLE = "Ada Lovelace says her order is late. Check her open and late orders and open a ticket."
 
-pytestmark = pytest.mark.skipif(not LITELLM.exists(),
-                                reason=f"the LiteLLM proxy is not installed ({LITELLM} absent; run: make peers-litellm)")
+pytestmark = pytest.mark.skipif(
+    not LITELLM.exists(), reason=f"the LiteLLM proxy is not installed ({LITELLM} absent; run: make peers-litellm)")
 
 #: proxy model name → (LiteLLM model, upstream base, the demo route it must reach, what callstream speaks)
 ROUTES = {
