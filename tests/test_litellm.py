@@ -115,6 +115,7 @@ def test_readme_example_finishes_through_litellm(proxy: str, model: str, home: P
     (home / "config.toml").write_text(
         f'default = "proxy"\n[providers.proxy]\nprovider = "{ROUTES[model][3]}"\nmodel = "{model}"\n'
         f'base_url = "{proxy}"\nmax_rounds = 5\nread_timeout = 60\n'
+        'tools = ["search_orders", "get_order", "create_ticket"]\n'  # the demo's support tools, on another provider
     )
     upstream = ROUTES[model][2]
     before = len(routes_seen.get(upstream, []))

@@ -200,3 +200,17 @@ def test_finish_stop_after_a_complete_call_without_done_and_a_clean_end_is_compl
                  "stop")
     turn = assemble([body])
     assert turn.outcome == "complete" and calls(turn) == [("get_weather", {"city": "Paris"})]
+
+
+def test_the_openai_sdk_helper_refuses_the_llama_server_responses_capture() -> None:
+    """The oracle fails where callstream does not: its accumulator keys by output_index."""
+    import openai
+
+    transport = httpx.MockTransport(lambda request: httpx.Response(
+        200, headers={"content-type": "text/event-stream"}, content=RESPONSES))
+    client = openai.OpenAI(api_key="x", base_url="http://127.0.0.1:9/v1", max_retries=0,
+                           http_client=httpx.Client(transport=transport))
+    with pytest.raises(Exception, match="output index"):  # noqa: B017 - the SDK's own message is the point
+        with client.responses.stream(model="m", input="x") as stream:
+            for _ in stream:
+                pass
