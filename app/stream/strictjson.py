@@ -67,7 +67,8 @@ def parse_arguments(text: str) -> dict[str, Any]:
     except TooDeep as exc:
         raise StrictJSONError(str(exc)) from None
     except json.JSONDecodeError as exc:
-        raise StrictJSONError(f"{exc.msg} at line {exc.lineno} column {exc.colno}") from None
+        where = "" if exc.msg.endswith(" at") else " at"  # "Unterminated string starting at" names its place
+        raise StrictJSONError(f"{exc.msg}{where} line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise StrictJSONError("nesting too deep") from None
     if not isinstance(value, dict):
