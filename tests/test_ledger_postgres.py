@@ -137,7 +137,7 @@ def test_an_unreachable_ledger_means_not_run_never_a_run(tmp_path: Path) -> None
     updates, _ = _dispatch(ledger, effect)
     ledger.close()
     assert [u.state for u in updates] == ["waiting", "not run"]
-    assert "could not be reached" in (updates[-1].result or "") and ran == []
+    assert "ledger is unavailable" in (updates[-1].result or "") and ran == []
 
 
 def test_the_lease_is_renewed_while_the_tool_runs(pg_ledger_url: str) -> None:

@@ -178,3 +178,57 @@ def test_the_database_restarted_mid_run_loses_no_recorded_result(hosts: Hosts, t
         assert (entry["state"], entry["result"]) == ("ran", outcome["result"]), outcome
     for outcomes in results:
         assert {o["state"] for o in outcomes} <= {"ran", "not run", "unknown"}
+
+
+def test_two_callstream_asks_continuing_one_conversation_open_one_ticket(hosts: Hosts, tmp_path: Path) -> None:
+    """`callstream ask` itself, twice at once on the client host, each with its own
+    data dir and its own demo model on that host's loopback, continuing the same
+    conversation (exported from one, imported into the other) in the team's
+    namespace: the ticket is opened once, and the other ask gets its result."""
+    import sqlite3
+
+    assert hosts.cluster is not None
+    homes = [tmp_path / "laptop", tmp_path / "ci"]
+
+    def env(home: Path) -> dict[str, str]:
+        home.mkdir(exist_ok=True)
+        (home / "config.toml").write_text(
+            f'default = "demo"\nledger = "{hosts.cluster.url()}"\nteam = "support"\n\n'  # type: ignore[union-attr]
+            '[providers.demo]\nprovider = "demo"\nspeed = 0\n')
+        return {**os.environ, "CALLSTREAM_HOME": str(home / "data"), "CALLSTREAM_CONFIG": str(home / "config.toml")}
+
+    def callstream(home: Path, *args: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(hosts.client_cmd(sys.executable, "-m", "app", *args), cwd=ROOT, env=env(home),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def finished(process: subprocess.Popen[str]) -> str:
+        out, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err[-2000:]
+        return out
+
+    assert "ledger schema" in finished(callstream(homes[0], "ledger", "migrate"))
+    first = json.loads(finished(callstream(homes[0], "ask", "Hello!", "--json")))
+    conversation = first["conversation"]
+    exported = tmp_path / "conversation.json"
+    exported.write_text(finished(callstream(homes[0], "export", conversation)))
+    finished(callstream(homes[1], "import", str(exported)))
+    prompt = "Ada Lovelace says her order is late. Check her open and late orders and open a ticket."
+    asks = [callstream(home, "ask", "--conversation", conversation, prompt, "--json") for home in homes]
+    documents = [json.loads(finished(a)) for a in asks]
+    tickets = []
+    for document in documents:
+        (card,) = [b for t in document["turns"] for b in t["blocks"]
+                   if b["type"] == "tool_call" and b["name"] == "create_ticket"]
+        tickets.append(card)
+    assert {c["state"] for c in tickets} == {"ran"}
+    assert sorted(bool(c.get("reused")) for c in tickets) == [False, True]  # one ran it, one was given its result
+    assert tickets[0]["result"] == tickets[1]["result"]
+    (entry,) = [e for e in _ledger_json(hosts, tmp_path) if e["conversation"] == f"team:support/{conversation}"
+                and e["tool"] == "create_ticket"]
+    assert entry["state"] == "ran" and entry["result"] == tickets[0]["result"]
+    opened = 0
+    for home in homes:
+        with sqlite3.connect(home / "data" / "support.db") as db:
+            opened += db.execute("SELECT count(*) FROM tickets WHERE idempotency_key = ?",
+                                 (entry["key"],)).fetchone()[0]
+    assert opened == 1

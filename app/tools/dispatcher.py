@@ -69,8 +69,8 @@ def over_cap(limit: int) -> str:
 
 
 def ledger_unreachable(exc: LedgerUnavailable) -> str:
-    return (f"Error: not run: the idempotency ledger could not be reached to claim this call ({exc}). It was not "
-            "started, so it cannot have run twice; it may be retried once the ledger is back.")
+    return (f"Error: not run: the idempotency ledger is unavailable, so this call could not be claimed ({exc}). It "
+            "was not started, so it cannot have run twice; it may be retried once the ledger is back.")
 
 
 def not_recorded(why: str) -> str:
