@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.chat.events import AttemptFailed, AttemptStarted, ChatEvent, ExchangeDone
 from app.chat.providers import Endpoint
@@ -19,7 +21,7 @@ from app.conversation import Assistant, CallRecord, ToolResult, User
 from app.ledger import SqliteLedger
 from app.net.stream import Timeouts
 from app.store.transcripts import StoredTurn, history_of
-from app.stream import ToolCallBlock
+from app.stream import BlockAdded, BlockChanged, CallClosed, ToolCallBlock, Update
 from app.tools.base import Tool, ToolContext
 from app.tools.dispatcher import CANCELLED_UNKNOWN
 from app.tools.registry import Registry
@@ -316,3 +318,29 @@ def test_no_tools_offered_means_a_streamed_call_is_answered_never_run(server: Fa
     assert call.state == "rejected" and call.result == message
     assert session.history[2] == ToolResult("t1", "get_order", message, True)  # answered in-band
     assert "tools" not in server.requests[1]["body"] or not server.requests[1]["body"]["tools"]
+
+
+_UPDATES = st.lists(st.one_of(
+    st.builds(BlockChanged, st.integers(0, 2), st.sampled_from(["", "a", "bc", "d"])),
+    st.builds(BlockAdded, st.integers(0, 2)),
+    st.builds(CallClosed, st.integers(0, 2), st.booleans()),
+), max_size=40)
+
+
+@given(_UPDATES)
+def test_a_chunks_deltas_to_one_block_reach_listeners_once(updates: list[Update]) -> None:
+    from app.chat.session import _grown_once
+
+    out = _grown_once(updates)
+
+    def others(us: list[Update]) -> list[Update]:
+        return [u for u in us if not (isinstance(u, BlockChanged) and u.delta)]
+
+    def flat(us: list[Update]) -> list[tuple[int, str]]:
+        return [(u.index, c) for u in us if isinstance(u, BlockChanged) for c in u.delta]
+
+    assert others(out) == others(updates)  # nothing else moves, drops or doubles
+    assert flat(out) == flat(updates)  # every character, in order, to its block
+    for before, after in zip(out, out[1:], strict=False):
+        assert not (isinstance(before, BlockChanged) and isinstance(after, BlockChanged) and before.delta
+                    and after.delta and before.index == after.index)

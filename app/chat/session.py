@@ -143,6 +143,29 @@ def _failure_words(turn: Turn) -> str:
     return _cause_words(turn)
 
 
+def _grown_once(updates: list[Update]) -> list[Update]:
+    """A chunk's consecutive deltas to one block as one: the forming decode,
+    the card and the prose see a chunk once, not a few hundred times (the
+    text is the same; the stream core's own updates stay per fragment)."""
+    out: list[Update] = []
+    run: list[str] = []
+    for update in updates:
+        last = out[-1] if out else None
+        if (type(update) is BlockChanged and update.delta and type(last) is BlockChanged
+                and last.index == update.index and last.delta):
+            if not run:
+                run.append(last.delta)
+            run.append(update.delta)
+            continue
+        if run:
+            out[-1] = BlockChanged(last.index, "".join(run))  # type: ignore[union-attr]
+            run = []
+        out.append(update)
+    if run:
+        out[-1] = BlockChanged(out[-1].index, "".join(run))  # type: ignore[union-attr]
+    return out
+
+
 class ChatSession:
     def __init__(
         self,
@@ -469,7 +492,7 @@ class ChatSession:
     def _updates(self, record: TurnRecord, parser: StreamParser, attempt: int, updates: list[Update],
                  dispatcher: Dispatcher) -> None:
         blocks = parser.blocks
-        for update in updates:
+        for update in _grown_once(updates):
             if isinstance(update, BlockChanged):
                 block = blocks[update.index]
                 if update.delta and isinstance(block, ToolCallBlock):
