@@ -8,9 +8,10 @@ costs, however long the reply is:
   (Textual's ``Markdown.append`` joins and re-splits the whole source and
   builds a fresh ``MarkdownIt`` per append);
 - one parser for every block (``_PARSER``);
-- finished paragraphs are folded into the paragraph widget before them, a
-  screenful at a time (``_GROUP_CHARS``): a 500-paragraph reply is a few
-  dozen widgets, so a mount restyles one widget and a layout measures few;
+- a finished paragraph is folded into the paragraph widget before it (up to
+  ``_GROUP_CHARS`` a widget), and the widget it had shows the next one: a
+  500-paragraph reply is a few dozen widgets, mounted rarely, so a layout
+  measures few and a flush re-wraps only the live paragraph;
 - the last block loses its bottom margin through a class this widget moves,
   not a ``:last-child`` selector (an order-dependent selector makes Textual
   restyle every sibling on every mount: quadratic over a reply).
@@ -38,7 +39,7 @@ _PARSER = MarkdownIt("gfm-like")
 
 #: Finished paragraphs are folded into one widget until it holds this many
 #: characters (re-wrapping that much on a resize or an update is cheap).
-_GROUP_CHARS = 6_000
+_GROUP_CHARS = 12_000
 
 _PARAGRAPH_GAP = Content("\n\n")
 
@@ -65,11 +66,12 @@ class ProseBlock(Markdown):
         #: The source from the first line of the last top-level block on.
         self._tail = ""
         self._tail_line = 0
-        #: The last block widget (the one still growing) and, when it is a
-        #: paragraph group, the finished paragraphs it shows before the live one.
+        #: The last block widget (the one still growing), and the paragraph
+        #: widget just before it that finished paragraphs are folded into.
         self._last: MarkdownBlock | None = None
-        self._done: Content | None = None
-        self._live: Content = Content()
+        self._group: MarkdownBlock | None = None
+        self._group_content = Content()
+        self._group_chars = 0
         self._flushing = asyncio.Lock()
         self._scheduled = False
         self._written = 0
@@ -139,9 +141,24 @@ class ProseBlock(Markdown):
             blocks = blocks[1:]
         fresh: list[MarkdownBlock] = []
         for block in blocks:
-            if not self._fold(block):
-                fresh.append(block)
-                self._set_last(block)
+            last = self._last
+            if type(last) is MarkdownParagraph and type(block) is MarkdownParagraph:
+                group = self._group
+                if group is not None and self._group_chars < _GROUP_CHARS:
+                    # the live paragraph is finished: it joins the group, and its widget shows the new one
+                    self._group_content = self._group_content + _PARAGRAPH_GAP + last._content
+                    self._group_chars += len(last._content.plain) + 2
+                    group.set_content(self._group_content)
+                    last._copy_context(block)
+                    last.set_content(block._content)
+                    continue
+                # the finished paragraph starts a group; the new one gets a widget of its own
+                self._group, self._group_content = last, last._content
+                self._group_chars = len(last._content.plain)
+            else:
+                self._group = None
+            fresh.append(block)
+            self._set_last(block)
         if fresh:
             await self.mount_all(fresh)
 
@@ -150,40 +167,15 @@ class ProseBlock(Markdown):
         last = self._last
         assert last is not None
         if type(last) is MarkdownParagraph and type(block) is MarkdownParagraph:
-            self._show(last, block)
-            return
-        if self._done is not None:
-            # a group whose live paragraph turned into something else (a heading, a table)
-            last.set_content(self._done)
-            self._done = None
-            self._set_last(block)
-            await self.mount(block)
+            last._copy_context(block)
+            last.set_content(block._content)
             return
         await last._update_from_block(block)
         if block.parent is not None:  # a different kind of block: Textual swapped the widget
             self._set_last(block)
 
-    def _fold(self, block: MarkdownBlock) -> bool:
-        """A new paragraph after a finished one: shown in the same widget."""
-        last = self._last
-        if type(last) is not MarkdownParagraph or type(block) is not MarkdownParagraph:
-            return False
-        finished = self._live if self._done is None else self._done + _PARAGRAPH_GAP + self._live
-        if len(finished.plain) >= _GROUP_CHARS:
-            return False
-        self._done = finished
-        self._show(last, block)
-        return True
-
-    def _show(self, widget: MarkdownBlock, live: MarkdownBlock) -> None:
-        self._live = live._content
-        widget._copy_context(live)
-        widget.set_content(self._live if self._done is None else self._done + _PARAGRAPH_GAP + self._live)
-
     def _set_last(self, block: MarkdownBlock) -> None:
         if self._last is not None and self._last is not block:
             self._last.remove_class("-last")
-        self._done = None
-        self._live = block._content
         block.add_class("-last")
         self._last = block
