@@ -75,6 +75,9 @@ bench-mcp: setup
 bench-memory: setup
 	$(BIN)/python benchmarks/bench_memory.py
 
+bench-startup: setup
+	$(BIN)/python benchmarks/bench_startup.py
+
 typecheck: setup
 	$(BIN)/mypy
 

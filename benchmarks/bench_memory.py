@@ -60,6 +60,7 @@ def stream_for(args_size: int, fragment: int) -> tuple[bytes, int]:
 def run_ask(args_size: int, fragment: int, work: Path) -> dict[str, float]:
     home = work / f"home-{args_size}"
     home.mkdir()
+    (home / "none.toml").touch()  # an empty config: the defaults
     code = SERVER.format(root=str(ROOT), size=args_size, fragment=fragment)
     server = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 from tests.conftest import ROOT
 
 
 def test_stream_core_imports_no_io_libraries() -> None:
     code = (
-        "import sys, app.stream, app.stream.dialects, app.stream.inert\n"
+        "import sys, app.stream.dialects, app.stream.inert\n"
+        "from app.stream import *  # every name the package exports, loaded\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
         "{'textual', 'httpx', 'httpx2', 'httpcore', 'sqlite3', '_sqlite3', 'rich', 'asyncio', 'socket'})\n"
         "print(','.join(bad))\n"
@@ -23,3 +25,26 @@ def test_stream_core_reads_no_clock() -> None:
     for path in (ROOT / "app" / "stream").rglob("*.py"):
         text = path.read_text()
         assert "import time" not in text and "datetime" not in text, path
+
+
+def _modules_after(code: str, env: dict[str, str] | None = None) -> set[str]:
+    script = code + "\nimport sys\nprint(' '.join(sorted(sys.modules)), file=sys.stderr)\n"
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, env=env)
+    return set(result.stderr.split())
+
+
+def test_quick_commands_import_neither_the_loop_nor_the_tui(tmp_path: Path) -> None:
+    import os
+
+    (tmp_path / "none.toml").touch()
+    env = {**os.environ, "CALLSTREAM_HOME": str(tmp_path), "CALLSTREAM_CONFIG": str(tmp_path / "none.toml")}
+    heavy = {"textual", "httpx", "jsonschema", "app.chat.session", "app.demo.server", "app.mcp.servers"}
+    run = "from app.cli import main\ntry:\n    main({argv})\nexcept SystemExit:\n    pass"
+    assert _modules_after(run.format(argv="['--help']"), env) & (heavy | {"asyncio"}) == set()
+    assert _modules_after(run.format(argv="['transcripts']"), env) & heavy == set()
+
+
+def test_the_tui_loads_jsonschema_and_mcp_servers_only_when_used() -> None:
+    loaded = _modules_after("import app.tui.app")
+    assert "textual.app" in loaded
+    assert loaded & {"jsonschema", "app.mcp.servers", "app.mcp.tools"} == set()

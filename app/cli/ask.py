@@ -8,7 +8,6 @@ text when stdout is a pipe or a file, and rendered Markdown on a terminal.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import re
 import signal
@@ -68,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
 async def _ask(prompt: str, provider: str | None, model: str | None, base_url: str | None,
                conversation: str | None, as_json: bool, no_tools: bool, out: TextIO, err: TextIO,
                system: str | None, role: str | None, markdown: bool) -> int:
+    import asyncio
+
     from ..config import ConfigError
     from ..runtime import open_runtime
     from .printer import Printer
@@ -109,6 +110,8 @@ def run_ask(prompt: str, provider: str | None = None, model: str | None = None, 
             conversation: str | None = None, as_json: bool = False, no_tools: bool = False,
             out: TextIO | None = None, err: TextIO | None = None, *, system: str | None = None,
             role: str | None = None, markdown: bool = False) -> int:
+    import asyncio
+
     out = out or sys.stdout
     err = err or sys.stderr
     if not prompt.strip():

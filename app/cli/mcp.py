@@ -4,7 +4,6 @@ the config file, what each offers, and what a provider would refuse."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from typing import Any
@@ -33,6 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
+    import asyncio
+
     from ..config import ConfigError
 
     try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import math
 import sys
 from pathlib import Path
@@ -78,5 +77,7 @@ def replay_cmd(file: str, speed: str, idle_limit: float | None, headless: bool, 
             sys.stdout.write(inert_json(document))
             sys.stdout.write("\n")
         return 0
+
+    import asyncio
 
     return asyncio.run(run())

@@ -3,15 +3,38 @@ the SDK client's lifecycle per server, ``server__tool`` names, result
 mapping, and each server's capped stderr log. Schemas are adapted per wire
 format where every tool's are, in ``app/stream/dialects/schemas.py``.
 
-Heavy imports (the SDK) happen when a server starts, not on import.
+Heavy imports (the SDK) happen when a server starts, not on import; the
+submodules themselves load when first named.
 """
 
 from __future__ import annotations
 
-from .config import MCPConfigError, MCPServerConfig, expand, from_mcp_json, parse_servers
-from .names import tool_name
-from .servers import IDEMPOTENCY_META, MCPHub, ServerConnection, ServerStatus
-from .tools import mcp_tool, open_hub, server_tools
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .config import MCPConfigError, MCPServerConfig, expand, from_mcp_json, parse_servers
+    from .names import tool_name
+    from .servers import IDEMPOTENCY_META, MCPHub, ServerConnection, ServerStatus
+    from .tools import mcp_tool, open_hub, server_tools
+
+#: Where each name lives, imported on first use: the config reads ``.config``
+#: at every start, and a start with no MCP server needs nothing else here.
+_WHERE = {
+    **dict.fromkeys(("MCPConfigError", "MCPServerConfig", "expand", "from_mcp_json", "parse_servers"), ".config"),
+    "tool_name": ".names",
+    **dict.fromkeys(("IDEMPOTENCY_META", "MCPHub", "ServerConnection", "ServerStatus"), ".servers"),
+    **dict.fromkeys(("mcp_tool", "open_hub", "server_tools"), ".tools"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(where, __name__), name)
+    globals()[name] = value
+    return value
 
 __all__ = ["MCPConfigError", "MCPServerConfig", "expand", "from_mcp_json", "parse_servers", "tool_name",
            "IDEMPOTENCY_META", "MCPHub", "ServerConnection", "ServerStatus", "mcp_tool", "open_hub", "server_tools"]

@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..chat.events import (
     AttemptFailed,
@@ -35,14 +35,15 @@ from ..chat.events import (
     TurnDone,
     UserSent,
 )
-from ..chat.session import ANSWERED, ChatSession, Resync, dispatched, interruption_note
 from ..conversation import Assistant, CallRecord, Entry, ToolResult, User
 from ..dbfile import connect
 from ..ids import InvalidId, check_id
 from ..stream import Block, TextBlock, ToolCallBlock, Turn, block_from_record, block_record
 from ..stream.limits import TooDeep, check_depth, loads
-from ..tools.dispatcher import UNKNOWN_OUTCOME
 from ..words import interrupted_note
+
+if TYPE_CHECKING:  # the loop (httpx, the dispatcher, jsonschema) is imported where it is used, not to list the store
+    from ..chat.session import ChatSession, Resync
 
 __all__ = ["Store", "StoredTurn", "StoredUser", "Conversation", "TranscriptWriter", "history_of", "retry_point",
            "export_document",
@@ -331,6 +332,8 @@ def _stored_block(record: str, raw: str | None = None) -> Block:
 def _mark_killed(turn: StoredTurn) -> None:
     """A turn the process did not live to finish: what ran stays, what was
     running has an unknown outcome, the rest did not run."""
+    from ..tools.dispatcher import UNKNOWN_OUTCOME
+
     turn.killed = True
     unfinished = []
     for block in turn.blocks:
@@ -350,6 +353,8 @@ def history_of(conversation: Conversation) -> list[Entry]:
     """The provider-neutral history a stored conversation continues from:
     every answered call with its real result; unfinished calls absent; an
     interrupted turn's prose carries its note."""
+    from ..chat.session import ANSWERED, interruption_note
+
     history: list[Entry] = []
     for item in conversation.items:
         if isinstance(item, StoredUser):
@@ -375,6 +380,8 @@ def retry_point(conversation: Conversation, history: list[Entry]) -> tuple[int, 
     """Where Ctrl+R starts in a reopened conversation whose last turn failed
     (``ChatSession._failed``): re-issue that turn under its own index when
     none of its calls was dispatched, else continue after it as a new turn."""
+    from ..chat.session import dispatched
+
     if not conversation.items or not isinstance(conversation.items[-1], StoredTurn):
         return None
     last = conversation.items[-1]
@@ -410,6 +417,8 @@ class TranscriptWriter:
 
     def resync(self) -> Resync | None:
         """The stored conversation as it is now, if another process added to it."""
+        from ..chat.session import Resync
+
         if self.store.entry_count(self.conversation) <= len(self._known):
             return None
         stored = self.store.load(self.conversation)

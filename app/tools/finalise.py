@@ -10,13 +10,14 @@ schema failure — so the conversation can go on; everything else is
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-from jsonschema import Draft202012Validator, FormatChecker
-from jsonschema.exceptions import SchemaError, ValidationError
+from typing import TYPE_CHECKING, Any
 
 from ..stream import ToolCallBlock
 from .registry import Registry
+
+if TYPE_CHECKING:  # jsonschema (~80 ms to import) is loaded by the first call that ends, not at start-up
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 __all__ = ["Valid", "Rejected", "NotRun", "Verdict", "finalise", "schema_problems"]
 
@@ -61,6 +62,8 @@ _KIND_WORDS = {
 
 
 def _errors(schema: dict[str, Any], arguments: dict[str, Any]) -> list[ValidationError]:
+    from jsonschema import Draft202012Validator, FormatChecker
+
     validator = _VALIDATORS.get(id(schema))
     if validator is None:
         Draft202012Validator.check_schema(schema)
@@ -107,6 +110,8 @@ def finalise(call: ToolCallBlock, registry: Registry, offered: frozenset[str] | 
         return Rejected(f"Error: there is no tool called {call.name!r}. Available tools: {available}.",
                         f"Rejected: there is no tool called {call.name!r}. Nothing was run; the model was told "
                         "which tools exist.")
+    from jsonschema.exceptions import SchemaError
+
     try:
         errors = _errors(tool.parameters, call.arguments)
     except SchemaError as exc:

@@ -1,0 +1,134 @@
+"""How long callstream takes to start, against the interpreter measured in the same run.
+
+    make bench-startup
+    python benchmarks/bench_startup.py --runs 5
+
+Measured, each as the median of ``--runs`` fresh processes (wall time):
+
+- ``callstream --help`` (target: no slower than ~100 ms, what it took before);
+- ``callstream transcripts`` on a store holding one conversation (target ≤ 150 ms);
+- the TUI's first frame: ``callstream`` (the demo model, as ``make run``
+  starts it) in a pseudo-terminal, from the exec to the first screen that
+  shows the welcome text (target ≤ 400 ms);
+
+and the references: ``python -c pass`` (the interpreter's own start) and
+``python -c "import textual.app"`` (the toolkit's import, a floor for the
+first frame). Peers (llm, elia, oterm) are measured the same way when their
+virtualenvs exist under ``.venv-peers/`` (``.venv-peers/<name>/bin/<name>``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pty
+import select
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = ROOT / ".venv" / "bin"
+PYTHON = str(BIN / "python") if (BIN / "python").exists() else sys.executable
+CALLSTREAM = str(BIN / "callstream") if (BIN / "callstream").exists() else None
+
+
+def _env(home: Path) -> dict[str, str]:
+    (home / "none.toml").touch()  # an empty config: the defaults (the demo model)
+    return {**os.environ, "CALLSTREAM_HOME": str(home), "CALLSTREAM_CONFIG": str(home / "none.toml")}
+
+
+def timed_run(argv: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - start
+
+
+def first_frame(argv: list[str], env: dict[str, str], marker: bytes, timeout: float = 20.0) -> float:
+    """Seconds from the fork to the first output that holds ``marker``, in a 120×40 pseudo-terminal."""
+    start = time.perf_counter()
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the TUI, as a person starts it
+        os.environ.clear()
+        os.environ.update({**env, "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"})
+        os.execv(argv[0], argv)
+    seen = b""
+    try:
+        import fcntl
+        import struct
+        import termios
+
+        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+        while time.perf_counter() - start < timeout:
+            ready, _, _ = select.select([fd], [], [], 0.05)
+            if not ready:
+                continue
+            try:
+                data = os.read(fd, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            seen += data
+            if marker in seen.replace(b"\x1b", b""):
+                return time.perf_counter() - start
+            seen = seen[-4096:]
+        raise SystemExit(f"no frame with {marker!r} within {timeout:g} s")
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(fd)
+
+
+def median_ms(samples: list[float]) -> float:
+    return statistics.median(samples) * 1000
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=7)
+    opts = parser.parse_args()
+    if CALLSTREAM is None:
+        raise SystemExit("no .venv/bin/callstream: run make setup first")
+    with tempfile.TemporaryDirectory(prefix="callstream-bench-startup-") as tmp:
+        home = Path(tmp)
+        env = _env(home)
+        seed = "from tests.conversations import converse; converse(['Show me order A-1042'])"
+        subprocess.run([PYTHON, "-c", seed], env=env, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+        rows: list[tuple[str, float, str]] = []
+        runs = range(opts.runs)
+        interpreter = median_ms([timed_run([PYTHON, "-c", "pass"], env) for _ in runs])
+        toolkit = median_ms([timed_run([PYTHON, "-c", "import textual.app"], env) for _ in runs])
+        rows.append(("`python -c pass` (reference)", interpreter, "—"))
+        rows.append(("`python -c 'import textual.app'` (reference)", toolkit, "—"))
+        rows.append(("`callstream --help`", median_ms([timed_run([CALLSTREAM, "--help"], env) for _ in runs]),
+                     "≈ 100 ms"))
+        rows.append(("`callstream transcripts`", median_ms([timed_run([CALLSTREAM, "transcripts"], env)
+                                                            for _ in runs]), "≤ 150 ms"))
+        frame = median_ms([first_frame([CALLSTREAM], env, b"talking to the demo model") for _ in runs])
+        rows.append(("first frame of the TUI (`callstream`, demo model)", frame, "≤ 400 ms"))
+        peers = []
+        for name in ("llm", "elia", "oterm"):
+            exe = ROOT / ".venv-peers" / name / "bin" / name
+            if exe.exists():
+                peers.append((f"`{name} --help` (peer)", median_ms([timed_run([str(exe), "--help"], env)
+                                                                    for _ in runs]), "—"))
+    print()
+    print(f"Start-up, median of {opts.runs} fresh processes (wall time; the machine's load is in every row, "
+          "so read the ratios to the interpreter)")
+    print()
+    print("| what | median | × `python -c pass` | target |")
+    print("|---|---|---|---|")
+    for what, ms, target in rows + peers:
+        print(f"| {what} | {ms:.0f} ms | {ms / interpreter:.1f}× | {target} |")
+    if not peers:
+        print("\n(llm, elia, oterm: not installed under .venv-peers/, not measured)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
