@@ -12,11 +12,20 @@ from .chat.providers import Endpoint, open_endpoint, register_configured_keys
 from .chat.session import ChatSession
 from .config import BUILTIN_TOOL_NAMES, Config, ConfigError, ProviderProfile, load_config
 from .ids import InvalidId, check_id
-from .ledger import Ledger, open_ledger
+from .ledger import Ledger, conversation_scope, open_ledger
 from .net.stream import Timeouts
 from .paths import data_dir
 from .store.recording import RecordingWriter, recording_path
-from .store.transcripts import Conversation, Store, TranscriptWriter, history_of, retry_point
+from .store.transcripts import (
+    Conversation,
+    Store,
+    StoredEntry,
+    StoredTurn,
+    StoredUser,
+    TranscriptWriter,
+    history_of,
+    retry_point,
+)
 from .tools.registry import Registry
 
 __all__ = ["Runtime", "open_runtime", "offered_tools"]
@@ -51,9 +60,11 @@ class Runtime:
         """The tools offered on ``profile`` (default: the runtime's), out of every tool known."""
         return self.registry.scoped(offered_tools(profile or self.profile, self.config))
 
-    def session(self, conversation: str | None = None, offer_tools: bool = True) -> ChatSession:
+    def session(self, conversation: str | None = None, offer_tools: bool = True,
+                head: int | None = None) -> ChatSession:
         """A session for a new conversation, or one continuing a stored one
-        (its id, or a unique prefix of it). Raises ConfigError if not found."""
+        (its id, or a unique prefix of it; at entry ``head``'s branch, else
+        where it was last shown). Raises ConfigError if not found."""
         stored: Conversation | None = None
         if conversation is not None:
             try:
@@ -62,22 +73,26 @@ class Runtime:
                 raise ConfigError(str(exc)) from None
             if stored is None:
                 raise ConfigError(f"no stored conversation {conversation!r} (callstream transcripts lists them)")
-        history = history_of(stored) if stored else []
+            if head is not None:
+                if stored.entry(head) is None:
+                    raise ConfigError(f"conversation {stored.id} has no entry {head}")
+                stored = self.store.load(stored.id, stored.leaf_under(head))
+                assert stored is not None
         session = ChatSession(
-            self.endpoint, self.offered(), self.ledger, stored.id if stored else uuid.uuid4().hex, history,
+            self.endpoint, self.offered(), self.ledger, stored.id if stored else uuid.uuid4().hex,
             retries=self.profile.retries, max_rounds=self.profile.max_rounds, offer_tools=offer_tools,
             system=self.system,
-            options=self.profile.options, first_turn=stored.next_turn if stored else None,
+            options=self.profile.options,
             max_calls_per_turn=self.config.max_calls_per_turn, max_concurrent_tools=self.config.max_concurrent_tools,
             timeouts=Timeouts(self.profile.connect_timeout, self.profile.read_timeout, self.profile.deadline),
             team=self.config.team)
-        if stored:
-            session.restore_failed(retry_point(stored, history))  # the last turn failed: Ctrl+R may retry it
-        session.stored = stored
         writer = TranscriptWriter(self.store, session, self.profile.provider, stored)
         session.listeners.append(writer)
         session.turn_source = writer.allocate_turn
         session.resync = writer.resync
+        if stored is not None:
+            self._place(session, stored, stored.items, stored.head, stored.items[-1].branch if stored.items else "")
+            session.origins = self._origins(stored)
         if self.config.record:
             path = recording_path(data_dir() / "recordings", check_id(session.conversation))
             session.recorder = RecordingWriter(path, {
@@ -85,6 +100,70 @@ class Runtime:
                 "provider": self.profile.provider, "model": self.endpoint.model,
                 "retries": self.profile.retries, "max_rounds": self.profile.max_rounds})
         return session
+
+    # -- the conversation as a tree ---------------------------------------------
+
+    def _place(self, session: ChatSession, stored: Conversation, path: list[StoredEntry], position: int | None,
+               branch: str) -> None:
+        """Put ``session`` at the end of ``path`` (a path of ``stored``'s tree)."""
+        history = history_of(path)
+        session.move_to(history, position, branch, {e.turn for e in path if isinstance(e, StoredTurn)},
+                        stored.next_turn)
+        if path and path[-1].seq >= stored.forked_len:  # a fork's copied turns are the original's to retry
+            session.restore_failed(retry_point(path, history))  # the last turn failed: Ctrl+R may retry it
+        session.stored = stored
+        session.branched = len(stored.tree) > len(path) or bool(stored.forked_from) or bool(branch)
+        for listener in session.listeners:
+            if isinstance(listener, TranscriptWriter):
+                listener.moved(next((e.seq for e in reversed(path) if isinstance(e, StoredUser)), None), stored)
+
+    def _origins(self, stored: Conversation) -> list[tuple[str, frozenset[int]]]:
+        """The conversations ``stored`` was forked from (as keys name them),
+        each with the turns the fork copied: calls elsewhere in them ran on
+        another branch."""
+        out: list[tuple[str, frozenset[int]]] = []
+        seen = {stored.id}
+        current: Conversation | None = stored
+        while current is not None and current.forked_from and current.forked_from not in seen:
+            copied = frozenset(e.turn for e in current.tree[:current.forked_len] if isinstance(e, StoredTurn))
+            out.append((conversation_scope(current.forked_from, self.config.team), copied))
+            seen.add(current.forked_from)
+            current = self.store.load(current.forked_from)
+        return out
+
+    def show(self, session: ChatSession, seq: int) -> Conversation:
+        """Show the branch through entry ``seq`` (down to its latest leaf) and
+        continue from there."""
+        stored = self.store.load(session.conversation)
+        if stored is None or stored.entry(seq) is None:
+            raise ConfigError(f"conversation {session.conversation} has no entry {seq}")
+        leaf = stored.leaf_under(seq)
+        self.store.set_head(stored.id, leaf)
+        stored = self.store.load(stored.id, leaf)
+        assert stored is not None
+        self._place(session, stored, stored.items, leaf, stored.items[-1].branch if stored.items else "")
+        return stored
+
+    def branch_before(self, session: ChatSession, seq: int) -> Conversation:
+        """Continue from the entry before ``seq`` on a new branch: what an
+        edited message or a regenerated reply becomes (``seq`` and everything
+        after it stay as they were, on their own branch)."""
+        stored = self.store.load(session.conversation)
+        entry = stored.entry(seq) if stored is not None else None
+        if stored is None or entry is None:
+            raise ConfigError(f"conversation {session.conversation} has no entry {seq}")
+        path = stored.path_to(entry.parent)
+        self._place(session, stored, path, entry.parent, uuid.uuid4().hex[:8])
+        stored.items, stored.head = path, entry.parent  # what the screen shows until the new entry arrives
+        return stored
+
+    def fork(self, conversation: str, at: int | None = None) -> str:
+        """A new conversation from ``conversation``'s path up to entry ``at``
+        (default: the entry it was last shown at); returns the new id."""
+        try:
+            return self.store.fork_at(conversation, at)[2]
+        except LookupError as exc:
+            raise ConfigError(str(exc)) from None
 
     def close(self) -> None:
         self.endpoint.close()
@@ -106,6 +185,7 @@ def open_runtime(provider: str | None = None, model: str | None = None, base_url
     endpoint = endpoint or open_endpoint(profile)
     home = data_dir()
     database = home / "callstream.db"
+    registry = Registry.default(home, config)
     prompt = system or (chosen.system if chosen else None) or profile.system or config.system
-    return Runtime(config, profile, endpoint, Registry.default(home, config), open_ledger(config, database),
-                   Store(database), prompt)
+    return Runtime(config, profile, endpoint, registry, open_ledger(config, database),
+                   Store(database, registry.display_specs), prompt)

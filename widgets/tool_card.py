@@ -56,6 +56,7 @@ class ToolCard(Vertical):
     ToolCard .card-head { text-style: bold; }
     ToolCard .card-fields { padding: 0 0 0 2; color: $text; }
     ToolCard .card-result { padding: 0 0 0 2; color: $text-muted; }
+    ToolCard .card-other-branch { padding: 0 0 0 2; color: $warning; }
     ToolCard Collapsible { border: none; padding: 0; margin: 0 0 0 1; background: transparent; }
     ToolCard Collapsible Static { padding: 0 1; }
     """
@@ -70,6 +71,7 @@ class ToolCard(Vertical):
         self._head = Static(classes="card-head")
         self._fields = Static(classes="card-fields")
         self._result = Static(classes="card-result")
+        self._other_branch = Static(classes="card-other-branch")
         self._details: Collapsible | None = None
         self._scheduled = False
         self._ready = False  # the card's own lines are mounted: details may follow them
@@ -81,6 +83,7 @@ class ToolCard(Vertical):
     def compose(self) -> ComposeResult:
         yield self._head
         yield self._fields
+        yield self._other_branch
         yield self._result
 
     def on_mount(self) -> None:
@@ -121,12 +124,15 @@ class ToolCard(Vertical):
         self.set_class(state == "not run", "-not-run")
         badge = BADGES.get(state, state)
         if block.reused and state in ("ran", "failed"):
-            badge += " (earlier; from the ledger)"
+            badge += " (from another branch)" if block.other_branch is not None else " (earlier; from the ledger)"
         name = block.name or "(no name yet)"
         self._head.update(Content.assemble("⚙ ", (inert(name), "bold"), "  ", (f"[{badge}]", _badge_style(state))))
         self._fields.update(self._fields_content())
         self._result.update(self._result_content())
         self._result.display = bool(self._result_content().plain)
+        other_branch = self._other_branch_content()
+        self._other_branch.update(other_branch)
+        self._other_branch.display = bool(other_branch.plain)
         self._update_details()
 
     # -- rendering -----------------------------------------------------------
@@ -141,6 +147,15 @@ class ToolCard(Vertical):
         width = max(len(label) for label, _ in fields)
         lines = [f"{inert(label):<{width}}  {inert(value) if value is not None else '…'}" for label, value in fields]
         return Content("\n".join(lines))
+
+    def _other_branch_content(self) -> Content:
+        """The same call on another branch of the conversation (the dispatcher found it in the ledger)."""
+        block = self.block
+        if block.other_branch is None:
+            return Content("")
+        if block.reused:
+            return Content("↺ the same read ran on another branch: its result is reused")
+        return Content("⚠ ran on another branch: " + inert(result_line(block.other_branch, self.result_spec, 200)))
 
     def _result_content(self) -> Content:
         block = self.block

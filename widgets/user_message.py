@@ -23,3 +23,5 @@ class UserMessage(Static):
 
     def __init__(self, text: str) -> None:
         super().__init__(Content(inert(text)))
+        #: As typed (the composer gets it back to edit).
+        self.message_text = text

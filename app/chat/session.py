@@ -240,6 +240,17 @@ class ChatSession:
         self.resync: Callable[[], Resync | None] | None = None
         #: The stored conversation this session continues, if any (for the screen).
         self.stored: Any = None
+        #: Where in the conversation's tree the next entry goes: the branch
+        #: (part of every ledger key; "" is the main one), the store's id of the
+        #: entry it follows (kept by the transcript writer), the turn indices on
+        #: the path from the root, and the (conversation, turns) this one was
+        #: forked from — what "another branch" means to the dispatcher.
+        self.branch = ""
+        self.position: int | None = None
+        self.path_turns: set[int] = set()
+        self.origins: list[tuple[str, frozenset[int]]] = []
+        #: The tree has entries off this path (or the conversation is a fork).
+        self.branched = False
 
     # -- plumbing ------------------------------------------------------------
 
@@ -299,6 +310,36 @@ class ChatSession:
         self._emit(UserSent(text))
         return await self._rounds()
 
+    def move_to(self, history: list[Entry], position: int | None, branch: str, path_turns: set[int],
+                next_turn: int) -> None:
+        """Continue from another point of the conversation's tree: the path's
+        history, the entry it ends on, the branch new entries go on. Turn
+        indices keep counting from the whole tree's, so no index is used twice."""
+        if self.busy:
+            raise RuntimeError("a turn is running")
+        self.history = list(history)
+        self.position = position
+        self.branch = branch
+        self.path_turns = set(path_turns)
+        self.next_turn = max(self.next_turn, next_turn)
+        self._failed = None
+
+    async def regenerate(self) -> ExchangeDone:
+        """A new reply to the history as it stands (after ``move_to`` the
+        point before the reply being regenerated): the rounds without a new
+        user message."""
+        self._mark("regenerate", branch=self.branch)
+        return await self._rounds()
+
+    def lineage(self) -> list[tuple[str, frozenset[int]]]:
+        """This conversation with the turns on the path, then each one it was
+        forked from with the copied turns still on the path: a call claimed in
+        any other turn of these ran on another branch."""
+        if not self.branched:
+            return []  # one line of conversation: no other branch to ask about
+        path = frozenset(self.path_turns)
+        return [(self.key_conversation, path), *((origin, copied & path) for origin, copied in self.origins)]
+
     def restore_failed(self, point: tuple[int, int | None] | None) -> None:
         """A reopened conversation whose last turn failed can be retried."""
         self._failed = point
@@ -357,10 +398,12 @@ class ChatSession:
         index = self._allocate()
         record = TurnRecord(index)
         self.turns.append(record)
+        self.path_turns.add(index)
         dispatcher = self.dispatcher_class(self.registry, self.ledger, self.key_conversation, index,
                                            lambda update: self._call_update(record, update), self.clock,
                                            max_calls=self.max_calls_per_turn,
-                                           max_concurrent=self.max_concurrent_tools)
+                                           max_concurrent=self.max_concurrent_tools,
+                                           branch=self.branch, lineage=self.lineage())
         self._dispatcher = dispatcher
         build = REQUEST_BUILDERS[self.endpoint.dialect]
         tools = self.registry.specs() if self.offer_tools else []
@@ -566,4 +609,5 @@ class ChatSession:
             call.result = update.result
         call.reused = call.reused or update.reused
         call.key = update.key or call.key
+        call.other_branch = update.other_branch or call.other_branch
         self._emit(CallState(record.index, index, call.state))

@@ -27,6 +27,8 @@ COMMANDS: dict[str, str] = {
     "transcripts": "transcripts",
     "export": "transcripts",
     "import": "transcripts",
+    "fork": "fork",
+    "search": "search",
     "replay": "replay",
     "audit": "audit",
     "serve-demo": "serve_demo",

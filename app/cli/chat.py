@@ -20,6 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     open_ = sub.add_parser("open", help="reopen a saved conversation in the TUI (no ID: pick from the list)",
                            description="Reopen a saved conversation as it was shown, and continue it.")
     open_.add_argument("id", nargs="?", help="conversation id, or a unique prefix of it")
+    open_.add_argument("--at", type=int, metavar="ENTRY", help="open at this entry (search prints them), on its branch")
     provider_options(open_)
     prompt_options(open_)
 
@@ -28,19 +29,20 @@ def run(args: argparse.Namespace) -> int:
     system, role = getattr(args, "system", None), getattr(args, "role", None)
     if args.command == "open":
         return _chat(args.provider, args.model, args.base_url, conversation=args.id, transcripts=args.id is None,
-                     system=system, role=role)
+                     system=system, role=role, at=args.at)
     return _chat(getattr(args, "provider", None), getattr(args, "model", None), getattr(args, "base_url", None),
                  system=system, role=role)
 
 
 def _chat(provider: str | None, model: str | None, base_url: str | None, conversation: str | None = None,
-          transcripts: bool = False, system: str | None = None, role: str | None = None) -> int:
+          transcripts: bool = False, system: str | None = None, role: str | None = None,
+          at: int | None = None) -> int:
     from ..config import ConfigError
     from ..tui.app import make_app
 
     try:
         app = make_app(provider, model, base_url, conversation=conversation, transcripts=transcripts,
-                       system=system, role=role)
+                       system=system, role=role, at=at)
     except ConfigError as exc:
         return fail(str(exc))
     app.run()

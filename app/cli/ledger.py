@@ -79,10 +79,13 @@ def _ledger(conversation: str | None, as_json: bool) -> int:
         return fail(f"cannot read the ledger {path}: {exc}")
     finally:
         ledger.close()
+    branches = _branches()
+    for e in entries:  # which branch of its conversation each claim was made on ("" is the main one)
+        e["branch"] = branches.get((e["conversation"], e["turn"]), "")
     if as_json:
-        sys.stdout.write(inert_json([{k: e[k] for k in ("key", "conversation", "turn", "tool", "occurrence", "state",
-                                                        "result", "is_error", "claimed_at", "finished_at", "owner",
-                                                        "fence")} for e in entries]))
+        sys.stdout.write(inert_json([{k: e[k] for k in ("key", "conversation", "branch", "turn", "tool", "occurrence",
+                                                        "state", "result", "is_error", "claimed_at", "finished_at",
+                                                        "owner", "fence")} for e in entries]))
         sys.stdout.write("\n")
         return 0
     if not entries:
@@ -94,10 +97,30 @@ def _ledger(conversation: str | None, as_json: bool) -> int:
             return "—"
         return datetime.datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M:%S")
 
-    print(f"{'key':14} {'conversation':14} {'turn':>4} {'tool':18} {'state':9} {'claimed':19}  finished")
+    print(f"{'key':14} {'conversation':14} {'branch':8} {'turn':>4} {'tool':18} {'state':9} {'claimed':19}  finished")
     for e in entries:
-        print(f"{e['key'][:12]}… {inert(e['conversation'][:12]):14} {e['turn']:>4} {inert(e['tool'][:18]):18} "
+        print(f"{e['key'][:12]}… {inert(e['conversation'][:12]):14} {inert(e['branch'] or 'main')[:8]:8} "
+              f"{e['turn']:>4} {inert(e['tool'][:18]):18} "
               f"{e['state']:9} {when(e['claimed_at']):19}  {when(e['finished_at'])}")
     return 0
 
 
+def _branches() -> dict[tuple[str, int], str]:
+    """(conversation, turn) → branch, from the transcript store (the ledger
+    keeps keys, not trees); {} where there is no store to ask."""
+    import sqlite3
+
+    from ..paths import data_dir
+    from ..store.transcripts import Store
+
+    path = data_dir() / "callstream.db"
+    if not path.exists():
+        return {}
+    try:
+        store = Store(path)
+    except (sqlite3.Error, Exception):  # a store that cannot open names no branches; the ledger still lists
+        return {}
+    try:
+        return store.turn_branches()
+    finally:
+        store.close()

@@ -87,14 +87,7 @@ def export_cmd(conversation: str, form: str) -> int:
     except ConfigError:
         config = None
     registry = Registry.default(data_dir(), config)
-
-    def display(name: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-        tool = registry.get(name)
-        if tool is None:
-            return [], []
-        return [(f.path, f.label) for f in tool.display], [(f.path, f.label) for f in tool.result_display]
-
-    sys.stdout.write(inert(markdown_of(stored, display)))
+    sys.stdout.write(inert(markdown_of(stored, registry.display_specs)))
     return 0
 
 

@@ -1,7 +1,17 @@
 """Idempotency keys: one definition of "the same call" (DESIGN.md step 7).
 
 A key is a sha256 over RFC 8785-style canonical JSON of ``[conversation, turn
-index, tool, arguments, occurrence]``; every ledger back-end uses these.
+index, tool, arguments, occurrence]``, with the branch after the conversation
+once a conversation has more than one (``[conversation, branch, turn, …]``);
+every ledger back-end uses these.
+
+The branch is part of "the same call" because a conversation is a tree: an
+edited message or a regenerated reply starts a new branch, and a call there
+is a new decision the user asked for, not a retry of the old one. The main
+branch (``""``) keeps the five-part key, so every key claimed before
+branches existed still names the same call. Whether a call that ran on
+another branch should run again is the dispatcher's question (it asks the
+ledger what ran elsewhere), not the key's.
 """
 
 from __future__ import annotations
@@ -46,8 +56,10 @@ def canonical_json(value: Any) -> str:
                       allow_nan=False)
 
 
-def idempotency_key(conversation: str, turn: int, tool: str, arguments: dict[str, Any], occurrence: int) -> str:
-    return hashlib.sha256(canonical_json([conversation, turn, tool, arguments, occurrence]).encode()).hexdigest()
+def idempotency_key(conversation: str, turn: int, tool: str, arguments: dict[str, Any], occurrence: int,
+                    branch: str = "") -> str:
+    parts: list[Any] = [conversation, branch] if branch else [conversation]
+    return hashlib.sha256(canonical_json([*parts, turn, tool, arguments, occurrence]).encode()).hexdigest()
 
 
 def conversation_scope(conversation: str, team: str | None = None) -> str:

@@ -3,7 +3,12 @@
 One sqlite file in the data dir (the ledger's), three tables: conversations;
 entries (a user message, or an assistant turn with its attempts, outcome,
 note and the notes of its failed attempts); blocks (each block's full record,
-as ``block_record`` writes it). ``Recorder`` below writes them as the turn
+as ``block_record`` writes it) — plus the search index (``search.py``), all
+versioned by ``schema.py``. A conversation is a tree: each entry follows a
+parent entry, on a branch; an edited message or a regenerated reply is a new
+child of the entry before it, so nothing is ever overwritten, and ``load``
+returns the path to one leaf (``items``) and the whole tree (``tree``).
+``TranscriptWriter`` below writes them as the turn
 progresses — a turn's row at every transition, a block when it completes,
 prose in progress every half second — so a process killed mid-turn leaves
 every completed turn whole and the turn in progress marked ``streaming``,
@@ -19,6 +24,7 @@ import contextlib
 import json
 import math
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,41 +47,16 @@ from ..ids import InvalidId, check_id
 from ..stream import Block, TextBlock, ToolCallBlock, Turn, block_from_record, block_record
 from ..stream.limits import TooDeep, check_depth, loads
 from ..words import interrupted_note
+from . import search
+from .schema import migrate
+from .search import Display
 
 if TYPE_CHECKING:  # the loop (httpx, the dispatcher, jsonschema) is imported where it is used, not to list the store
     from ..chat.session import ChatSession, Resync
 
-__all__ = ["Store", "StoredTurn", "StoredUser", "Conversation", "TranscriptWriter", "history_of", "retry_point",
-           "export_document",
-           "import_document", "markdown_of", "ImportError_"]
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS conversations (
-    id TEXT PRIMARY KEY, title TEXT NOT NULL, created REAL NOT NULL, updated REAL NOT NULL,
-    provider TEXT NOT NULL, model TEXT NOT NULL, dialect TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS entries (
-    conversation TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
-    seq INTEGER NOT NULL,
-    kind TEXT NOT NULL,                 -- user | turn
-    text TEXT,                          -- the user's message
-    turn INTEGER,                       -- the turn index (the ledger's)
-    state TEXT NOT NULL,                -- streaming | done
-    attempts INTEGER NOT NULL DEFAULT 0,
-    outcome TEXT, stop_reason TEXT, error TEXT, cause TEXT, note TEXT,
-    failures TEXT NOT NULL DEFAULT '[]',
-    exchange TEXT, exchange_message TEXT,  -- on user rows: how the exchange ended
-    started REAL NOT NULL, finished REAL,
-    PRIMARY KEY (conversation, seq));
-CREATE TABLE IF NOT EXISTS blocks (
-    conversation TEXT NOT NULL, seq INTEGER NOT NULL, idx INTEGER NOT NULL, record TEXT NOT NULL,
-    PRIMARY KEY (conversation, seq, idx));
--- a call's argument buffer, apart from its record: written once when it stops
--- growing, while the small record is rewritten at each state (older files keep
--- the buffer inside the record; both load)
-CREATE TABLE IF NOT EXISTS call_arguments (
-    conversation TEXT NOT NULL, seq INTEGER NOT NULL, idx INTEGER NOT NULL, raw TEXT NOT NULL,
-    PRIMARY KEY (conversation, seq, idx));
-"""
+__all__ = ["Store", "StoredTurn", "StoredUser", "StoredEntry", "Conversation", "TranscriptWriter", "history_of",
+           "retry_point", "export_document", "import_document", "store_conversation", "markdown_of", "ImportError_",
+           "VERSION"]
 
 #: What a reopen says about a turn the process did not live to finish.
 KILLED = "callstream stopped"
@@ -87,6 +68,11 @@ class StoredUser:
     text: str
     exchange: str | None = None
     exchange_message: str | None = None
+    #: The entry it follows in the conversation's tree (None: the first), its branch,
+    #: and its place among the entries that follow the same one (1-based, of how many).
+    parent: int | None = None
+    branch: str = ""
+    siblings: tuple[int, int] = (1, 1)
 
 
 @dataclass(slots=True)
@@ -103,10 +89,20 @@ class StoredTurn:
     failures: list[str] = field(default_factory=list)
     #: The process died while this turn streamed.
     killed: bool = False
+    parent: int | None = None
+    branch: str = ""
+    siblings: tuple[int, int] = (1, 1)
+
+
+StoredEntry = StoredUser | StoredTurn
 
 
 @dataclass(slots=True)
 class Conversation:
+    """A stored conversation: ``items`` is the path shown (from the first
+    entry to ``head``), ``tree`` every entry of every branch, in the order
+    they were written."""
+
     id: str
     title: str
     created: float
@@ -114,23 +110,55 @@ class Conversation:
     provider: str
     model: str
     dialect: str
-    items: list[StoredUser | StoredTurn] = field(default_factory=list)
+    items: list[StoredEntry] = field(default_factory=list)
+    tree: list[StoredEntry] = field(default_factory=list)
+    head: int | None = None
+    #: The highest turn index of the whole tree plus one: no branch reuses an index.
+    next_turn: int = 0
+    forked_from: str | None = None
+    forked_at: int | None = None
+    forked_len: int = 0
 
     @property
     def turn_count(self) -> int:
         return sum(1 for item in self.items if isinstance(item, StoredTurn))
 
     @property
-    def next_turn(self) -> int:
-        return max((i.turn for i in self.items if isinstance(i, StoredTurn)), default=-1) + 1
+    def path_turns(self) -> set[int]:
+        return {item.turn for item in self.items if isinstance(item, StoredTurn)}
+
+    def entry(self, seq: int) -> StoredEntry | None:
+        return next((e for e in self.tree if e.seq == seq), None)
+
+    def children(self, seq: int | None) -> list[StoredEntry]:
+        return [e for e in self.tree if e.parent == seq]
+
+    def leaf_under(self, seq: int) -> int:
+        """The most recently written entry at or below ``seq`` (a child is
+        always written after its parent, so that entry is a leaf)."""
+        below = {seq}
+        for entry in self.tree:  # seq order: a parent comes before its children
+            if entry.parent in below:
+                below.add(entry.seq)
+        return max(below)
+
+    def path_to(self, seq: int | None) -> list[StoredEntry]:
+        by_seq = {e.seq: e for e in self.tree}
+        path: list[StoredEntry] = []
+        while seq is not None and seq in by_seq and len(path) <= len(by_seq):
+            path.append(by_seq[seq])
+            seq = by_seq[seq].parent
+        return path[::-1]
 
 
 class Store:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, display: Display | None = None) -> None:
         self.path = path
+        #: The tools' allow-lists, for the search index (None: calls are found by name only).
+        self.display = display
         self._db = connect(path)
         self._db.execute("PRAGMA foreign_keys=ON")
-        self._db.executescript(_SCHEMA)
+        migrate(self._db, str(path))
         #: (conversation, seq, index) → the argument buffer last written there
         self._written: dict[tuple[str, int, int], str] = {}
 
@@ -140,6 +168,9 @@ class Store:
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         """All or nothing (the connection autocommits otherwise)."""
+        if self._db.in_transaction:
+            yield  # already inside one: it decides
+            return
         self._db.execute("BEGIN IMMEDIATE")
         try:
             yield
@@ -150,47 +181,63 @@ class Store:
 
     # -- writing -------------------------------------------------------------
 
-    def create(self, conversation: str, provider: str, model: str, dialect: str, title: str = "") -> None:
+    def create(self, conversation: str, provider: str, model: str, dialect: str, title: str = "",
+               forked_from: str | None = None, forked_at: int | None = None) -> None:
         now = time.time()
-        self._db.execute("INSERT OR IGNORE INTO conversations VALUES (?, ?, ?, ?, ?, ?, ?)",
-                         (conversation, title, now, now, provider, model, dialect))
+        self._db.execute("INSERT OR IGNORE INTO conversations (id, title, created, updated, provider, model, dialect, "
+                         "forked_from, forked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         (conversation, title, now, now, provider, model, dialect, forked_from, forked_at))
 
-    def _touch(self, conversation: str) -> None:
-        self._db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (time.time(), conversation))
+    def _touch(self, conversation: str, head: int | None = None) -> None:
+        if head is None:
+            self._db.execute("UPDATE conversations SET updated = ? WHERE id = ?", (time.time(), conversation))
+        else:
+            self._db.execute("UPDATE conversations SET updated = ?, head = ? WHERE id = ?",
+                             (time.time(), head, conversation))
 
-    def add_user(self, conversation: str, text: str) -> int:
+    def set_head(self, conversation: str, seq: int) -> None:
+        """The entry a reopen shows the conversation at (the branch last looked at)."""
+        self._db.execute("UPDATE conversations SET head = ? WHERE id = ?", (seq, conversation))
+
+    def add_user(self, conversation: str, text: str, parent: int | None = None, branch: str = "") -> int:
         with self.transaction():  # the seq is chosen under the write lock: two processes never share one
             seq = self._next_seq(conversation)
-            self._db.execute("INSERT INTO entries (conversation, seq, kind, text, state, started) "
-                             "VALUES (?, ?, 'user', ?, 'done', ?)", (conversation, seq, text, time.time()))
+            self._db.execute("INSERT INTO entries (conversation, seq, kind, text, state, started, parent, branch) "
+                             "VALUES (?, ?, 'user', ?, 'done', ?, ?, ?)",
+                             (conversation, seq, text, time.time(), parent, branch))
             self._db.execute("UPDATE conversations SET title = ? WHERE id = ? AND title = ''",
                              (" ".join(text.split())[:80], conversation))
-            self._touch(conversation)
+            search.put(self._db, conversation, seq, search.USER, text)
+            self._touch(conversation, seq)
         return seq
 
     def _next_seq(self, conversation: str) -> int:
         row = self._db.execute("SELECT MAX(seq) FROM entries WHERE conversation = ?", (conversation,)).fetchone()
         return (row[0] if row[0] is not None else -1) + 1
 
-    def allocate_turn(self, conversation: str) -> tuple[int, int]:
+    def allocate_turn(self, conversation: str, parent: int | None = None, branch: str = "") -> tuple[int, int]:
         """The next turn number of ``conversation``, chosen and reserved (its
-        row inserted) in one write transaction, so two processes on one
-        conversation never get the same number — and so never the same
-        ledger keys, nor each other's rows."""
+        row inserted, after ``parent`` on ``branch``) in one write
+        transaction, so two processes on one conversation never get the same
+        number — and so never the same ledger keys, nor each other's rows.
+        The number is the whole tree's next: no branch reuses one."""
         with self.transaction():
             row = self._db.execute("SELECT MAX(turn) FROM entries WHERE conversation = ? AND kind = 'turn'",
                                    (conversation,)).fetchone()
             turn = (row[0] if row[0] is not None else -1) + 1
             seq = self._next_seq(conversation)
-            self._db.execute("INSERT INTO entries (conversation, seq, kind, turn, state, attempts, started) "
-                             "VALUES (?, ?, 'turn', ?, 'streaming', 0, ?)", (conversation, seq, turn, time.time()))
+            self._db.execute("INSERT INTO entries (conversation, seq, kind, turn, state, attempts, started, parent, "
+                             "branch) VALUES (?, ?, 'turn', ?, 'streaming', 0, ?, ?, ?)",
+                             (conversation, seq, turn, time.time(), parent, branch))
+            self._touch(conversation, seq)
         return turn, seq
 
     def entry_count(self, conversation: str) -> int:
         row = self._db.execute("SELECT COUNT(*) FROM entries WHERE conversation = ?", (conversation,)).fetchone()
         return int(row[0])
 
-    def start_turn(self, conversation: str, turn: int, attempt: int) -> int:
+    def start_turn(self, conversation: str, turn: int, attempt: int, parent: int | None = None,
+                   branch: str = "") -> int:
         """A turn's (new) attempt: the row exists once per turn index; blocks
         of an earlier attempt are dropped, as they are on screen. The note an
         earlier run of the turn ended with (a Ctrl+R retry) stays on screen,
@@ -200,9 +247,9 @@ class Store:
                                    "AND turn = ?", (conversation, turn)).fetchone()
             if row is None:
                 seq = self._next_seq(conversation)
-                self._db.execute("INSERT INTO entries (conversation, seq, kind, turn, state, attempts, started) "
-                                 "VALUES (?, ?, 'turn', ?, 'streaming', ?, ?)",
-                                 (conversation, seq, turn, attempt, time.time()))
+                self._db.execute("INSERT INTO entries (conversation, seq, kind, turn, state, attempts, started, "
+                                 "parent, branch) VALUES (?, ?, 'turn', ?, 'streaming', ?, ?, ?, ?)",
+                                 (conversation, seq, turn, attempt, time.time(), parent, branch))
             else:
                 seq = row["seq"]
                 failures = json.loads(row["failures"] or "[]") + ([row["note"]] if row["note"] else [])
@@ -212,7 +259,8 @@ class Store:
                 self._db.execute("DELETE FROM blocks WHERE conversation = ? AND seq = ?", (conversation, seq))
                 self._db.execute("DELETE FROM call_arguments WHERE conversation = ? AND seq = ?", (conversation, seq))
                 self._written = {k: v for k, v in self._written.items() if k[:2] != (conversation, seq)}
-            self._touch(conversation)
+                search.drop(self._db, conversation, seq, blocks_only=True)
+            self._touch(conversation, seq)
         return seq
 
     def add_failure(self, conversation: str, seq: int, message: str) -> None:
@@ -224,21 +272,24 @@ class Store:
                          (json.dumps(failures), conversation, seq))
 
     def put_block(self, conversation: str, seq: int, index: int, block: Block) -> None:
-        """A block's record; for a call, the record without its arguments
-        (its buffer goes to ``call_arguments``, only when it changed; the
-        parsed arguments are not stored at all: they are the buffer, parsed)."""
+        """A block's record, and its searchable text; for a call, the record
+        without its arguments (its buffer goes to ``call_arguments``, only when
+        it changed; the parsed arguments are not stored at all: they are the
+        buffer, parsed)."""
         record = block_record(block)
-        if isinstance(block, ToolCallBlock):
-            raw = record.pop("arguments_raw")
-            record.pop("arguments", None)
-            key = (conversation, seq, index)
-            last = self._written.get(key)
-            if last is not raw and last != raw:
-                self._db.execute("INSERT OR REPLACE INTO call_arguments VALUES (?, ?, ?, ?)",
-                                 (conversation, seq, index, raw))
-                self._written[key] = raw
-        self._db.execute("INSERT OR REPLACE INTO blocks VALUES (?, ?, ?, ?)",
-                         (conversation, seq, index, json.dumps(record, ensure_ascii=False)))
+        with self.transaction():
+            if isinstance(block, ToolCallBlock):
+                raw = record.pop("arguments_raw")
+                record.pop("arguments", None)
+                key = (conversation, seq, index)
+                last = self._written.get(key)
+                if last is not raw and last != raw:
+                    self._db.execute("INSERT OR REPLACE INTO call_arguments VALUES (?, ?, ?, ?)",
+                                     (conversation, seq, index, raw))
+                    self._written[key] = raw
+            self._db.execute("INSERT OR REPLACE INTO blocks (conversation, seq, idx, record) VALUES (?, ?, ?, ?)",
+                             (conversation, seq, index, json.dumps(record, ensure_ascii=False)))
+            search.put(self._db, conversation, seq, index, search.block_text(block, self.display))
 
     def finish_turn(self, conversation: str, seq: int, turn: Turn, attempts: int, note: str | None,
                     blocks: list[Block]) -> None:
@@ -252,39 +303,107 @@ class Store:
                  seq))
             self._touch(conversation)
 
-    def finish_exchange(self, conversation: str, status: str, message: str | None) -> None:
-        row = self._db.execute("SELECT MAX(seq) FROM entries WHERE conversation = ? AND kind = 'user'",
-                               (conversation,)).fetchone()
-        if row[0] is not None:
+    def finish_exchange(self, conversation: str, status: str, message: str | None, user: int | None = None) -> None:
+        """How the exchange that ``user`` (the last user message, if not given) began ended."""
+        if user is None:
+            row = self._db.execute("SELECT MAX(seq) FROM entries WHERE conversation = ? AND kind = 'user'",
+                                   (conversation,)).fetchone()
+            user = row[0]
+        if user is not None:
             self._db.execute("UPDATE entries SET exchange = ?, exchange_message = ? WHERE conversation = ? AND seq = ?",
-                             (status, message, conversation, row[0]))
+                             (status, message, conversation, user))
 
     def delete(self, conversation: str) -> None:
         with self.transaction():
+            search.drop(self._db, conversation)
             self._db.execute("DELETE FROM blocks WHERE conversation = ?", (conversation,))
             self._db.execute("DELETE FROM call_arguments WHERE conversation = ?", (conversation,))
             self._db.execute("DELETE FROM entries WHERE conversation = ?", (conversation,))
             self._db.execute("DELETE FROM conversations WHERE id = ?", (conversation,))
 
+    def fork(self, source: Conversation, at: int, new_id: str) -> str:
+        """A new conversation holding the path of ``source`` up to entry
+        ``at`` (copies; the source is untouched), remembered as forked from it."""
+        path = source.path_to(at)
+        if not path:
+            raise ValueError(f"conversation {source.id} has no entry {at}")
+        with self.transaction():
+            self.create(new_id, source.provider, source.model, source.dialect, source.title,
+                        forked_from=source.id, forked_at=at)
+            parent: int | None = None
+            for seq, item in enumerate(path):
+                self._insert_entry(new_id, seq, item, parent, "")
+                parent = seq
+            self._db.execute("UPDATE conversations SET head = ?, forked_len = ? WHERE id = ?",
+                             (len(path) - 1, len(path), new_id))
+        return new_id
+
+    def fork_at(self, conversation: str, at: int | None = None) -> tuple[Conversation, int, str]:
+        """Fork ``conversation`` (an id or a unique prefix) at entry ``at``
+        (default: where it was last shown): (the source, the entry, the new
+        id). Raises LookupError with a sentence when either is not there."""
+        source = self.load(conversation)
+        if source is None:
+            raise LookupError(f"no stored conversation {conversation!r} (callstream transcripts lists them)")
+        at = source.head if at is None else at
+        if at is None or source.entry(at) is None:
+            last = max((e.seq for e in source.tree), default=None)
+            raise LookupError(f"conversation {source.id} has no entry {at}"
+                              + (f" (its entries are 0 to {last})" if last is not None else " (it is empty)"))
+        return source, at, self.fork(source, at, uuid.uuid4().hex)
+
+    def _insert_entry(self, conversation: str, seq: int, item: StoredEntry, parent: int | None, branch: str) -> None:
+        """Write a whole stored entry (a fork's copy, an import)."""
+        now = time.time()
+        if isinstance(item, StoredUser):
+            self._db.execute(
+                "INSERT INTO entries (conversation, seq, kind, text, state, exchange, exchange_message, started, "
+                "parent, branch) VALUES (?, ?, 'user', ?, 'done', ?, ?, ?, ?, ?)",
+                (conversation, seq, item.text, item.exchange, item.exchange_message, now, parent, branch))
+            search.put(self._db, conversation, seq, search.USER, item.text)
+            return
+        self._db.execute(
+            "INSERT INTO entries (conversation, seq, kind, turn, state, attempts, outcome, stop_reason, error, cause, "
+            "note, failures, started, finished, parent, branch) "
+            "VALUES (?, ?, 'turn', ?, 'done', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (conversation, seq, item.turn, item.attempts, item.outcome, item.stop_reason, item.error, item.cause,
+             item.note, json.dumps(list(item.failures)), now, now, parent, branch))
+        for index, block in enumerate(item.blocks):
+            self.put_block(conversation, seq, index, block)
+
     # -- reading -------------------------------------------------------------
 
     def list(self, text: str | None = None) -> list[dict[str, Any]]:
-        """Conversations, newest first: id, title, created, updated, model, turns."""
-        sql = ("SELECT c.*, (SELECT COUNT(*) FROM entries e WHERE e.conversation = c.id AND e.kind = 'turn') AS turns "
+        """Conversations, newest first: id, title, created, updated, model,
+        turns; with ``text``, those whose title or searchable text has it."""
+        sql = ("SELECT c.id, c.title, c.created, c.updated, c.provider, c.model, c.dialect, c.forked_from, "
+               "(SELECT COUNT(*) FROM entries e WHERE e.conversation = c.id AND e.kind = 'turn') AS turns "
                "FROM conversations c")
         params: list[Any] = []
         if text:
             like = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            sql += (" WHERE c.title LIKE ? ESCAPE '\\' OR EXISTS (SELECT 1 FROM entries e WHERE e.conversation = c.id"
-                    " AND e.text LIKE ? ESCAPE '\\') OR EXISTS (SELECT 1 FROM blocks b WHERE b.conversation = c.id "
-                    "AND b.record LIKE ? ESCAPE '\\') OR EXISTS (SELECT 1 FROM call_arguments a "
-                    "WHERE a.conversation = c.id AND a.raw LIKE ? ESCAPE '\\')")
-            params = [like, like, like, like]
+            sql += " WHERE c.title LIKE ? ESCAPE '\\'"
+            params = [like]
+            match = search.fts_query(text)
+            if match:
+                sql += (" OR c.id IN (SELECT t.conversation FROM search_fts JOIN search_text t "
+                        "ON t.id = search_fts.rowid WHERE search_fts MATCH ?)")
+                params.append(match)
         sql += " ORDER BY c.updated DESC"
         return [dict(row) for row in self._db.execute(sql, params)]
 
-    def load(self, conversation: str) -> Conversation | None:
-        """A conversation by its id or a unique prefix; ``InvalidId`` for an id outside the alphabet."""
+    def turn_branches(self) -> dict[tuple[str, int], str]:
+        """(conversation, turn index) → the branch the turn is on."""
+        rows = self._db.execute("SELECT conversation, turn, branch FROM entries WHERE kind = 'turn'").fetchall()
+        return {(r[0], r[1]): r[2] for r in rows}
+
+    def search(self, text: str, limit: int = 50) -> list[search.Hit]:
+        return search.query(self._db, text, limit)
+
+    def load(self, conversation: str, head: int | None = None) -> Conversation | None:
+        """A stored conversation (its id, or a unique prefix of it), shown at
+        ``head`` (default: where it was last shown); ``InvalidId`` for an id
+        outside the alphabet."""
         check_id(conversation)
         row = self._db.execute("SELECT * FROM conversations WHERE id = ?", (conversation,)).fetchone()
         if row is None:
@@ -294,25 +413,41 @@ class Store:
                 return None
             row = matches[0]
         result = Conversation(row["id"], row["title"], row["created"], row["updated"], row["provider"],
-                              row["model"], row["dialect"])
+                              row["model"], row["dialect"], forked_from=row["forked_from"],
+                              forked_at=row["forked_at"], forked_len=row["forked_len"] or 0)
         blocks: dict[int, list[tuple[int, str]]] = {}
         for b in self._db.execute("SELECT seq, idx, record FROM blocks WHERE conversation = ?", (result.id,)):
             blocks.setdefault(b["seq"], []).append((b["idx"], b["record"]))
         raws = {(a["seq"], a["idx"]): a["raw"] for a in
                 self._db.execute("SELECT seq, idx, raw FROM call_arguments WHERE conversation = ?", (result.id,))}
         for entry in self._db.execute("SELECT * FROM entries WHERE conversation = ? ORDER BY seq", (result.id,)):
+            item: StoredEntry
             if entry["kind"] == "user":
-                result.items.append(StoredUser(entry["seq"], entry["text"] or "", entry["exchange"],
-                                               entry["exchange_message"]))
-                continue
-            records = [_stored_block(rec, raws.get((entry["seq"], idx)))
-                       for idx, rec in sorted(blocks.get(entry["seq"], []))]
-            stored = StoredTurn(entry["seq"], entry["turn"], records, entry["attempts"], entry["outcome"],
-                                entry["stop_reason"], entry["error"], entry["cause"], entry["note"],
-                                loads(entry["failures"] or "[]"))
-            if entry["state"] == "streaming":
-                _mark_killed(stored)
-            result.items.append(stored)
+                item = StoredUser(entry["seq"], entry["text"] or "", entry["exchange"], entry["exchange_message"],
+                                  entry["parent"], entry["branch"])
+            else:
+                records = [_stored_block(rec, raws.get((entry["seq"], idx)))
+                           for idx, rec in sorted(blocks.get(entry["seq"], []))]
+                item = StoredTurn(entry["seq"], entry["turn"], records, entry["attempts"], entry["outcome"],
+                                  entry["stop_reason"], entry["error"], entry["cause"], entry["note"],
+                                  loads(entry["failures"] or "[]"), parent=entry["parent"],
+                                  branch=entry["branch"])
+                if entry["state"] == "streaming":
+                    _mark_killed(item)
+                result.next_turn = max(result.next_turn, item.turn + 1)
+            result.tree.append(item)
+        family: dict[int | None, list[StoredEntry]] = {}
+        for item in result.tree:
+            family.setdefault(item.parent, []).append(item)
+        for members in family.values():
+            for position, item in enumerate(members, 1):
+                item.siblings = (position, len(members))
+        seqs = {item.seq for item in result.tree}
+        wanted = head if head is not None else row["head"]
+        if wanted not in seqs:
+            wanted = max(seqs) if seqs else None
+        result.head = wanted
+        result.items = result.path_to(wanted)
         return result
 
 
@@ -349,14 +484,15 @@ def _mark_killed(turn: StoredTurn) -> None:
         turn.note = interrupted_note(KILLED, unfinished) if unfinished else f"Interrupted: {KILLED} during this turn."
 
 
-def history_of(conversation: Conversation) -> list[Entry]:
-    """The provider-neutral history a stored conversation continues from:
-    every answered call with its real result; unfinished calls absent; an
-    interrupted turn's prose carries its note."""
+def history_of(conversation: Conversation | list[StoredEntry]) -> list[Entry]:
+    """The provider-neutral history a stored conversation (the path shown,
+    or any path of its tree) continues from: every answered call with its
+    real result; unfinished calls absent; an interrupted turn's prose carries
+    its note."""
     from ..chat.session import ANSWERED, interruption_note
 
     history: list[Entry] = []
-    for item in conversation.items:
+    for item in conversation.items if isinstance(conversation, Conversation) else conversation:
         if isinstance(item, StoredUser):
             history.append(User(item.text))
             continue
@@ -376,15 +512,18 @@ def history_of(conversation: Conversation) -> list[Entry]:
     return history
 
 
-def retry_point(conversation: Conversation, history: list[Entry]) -> tuple[int, int | None] | None:
-    """Where Ctrl+R starts in a reopened conversation whose last turn failed
-    (``ChatSession._failed``): re-issue that turn under its own index when
-    none of its calls was dispatched, else continue after it as a new turn."""
+def retry_point(conversation: Conversation | list[StoredEntry],
+                history: list[Entry]) -> tuple[int, int | None] | None:
+    """Where Ctrl+R starts in a reopened conversation (the path shown, or any
+    path of its tree) whose last turn failed (``ChatSession._failed``):
+    re-issue that turn under its own index when none of its calls was
+    dispatched, else continue after it as a new turn."""
     from ..chat.session import dispatched
 
-    if not conversation.items or not isinstance(conversation.items[-1], StoredTurn):
+    items = conversation.items if isinstance(conversation, Conversation) else conversation
+    if not items or not isinstance(items[-1], StoredTurn):
         return None
-    last = conversation.items[-1]
+    last = items[-1]
     if last.outcome == "complete":
         return None
     if dispatched(last.blocks):
@@ -405,18 +544,22 @@ class TranscriptWriter:
         self._seq: dict[int, int] = {}
         self._last_flush = 0.0
         self._provider = provider
-        #: The entries this session knows: loaded with it, or written by it.
-        self._known: set[int] = {item.seq for item in stored.items} if stored else set()
+        #: The entries this session knows (every branch): loaded with it, or written by it.
+        self._known: set[int] = {item.seq for item in stored.tree} if stored else set()
+        #: The user message the exchange in progress began with (None: the last one stored).
+        self._user: int | None = None
 
     def allocate_turn(self) -> int:
         self._ensure_conversation()
-        turn, seq = self.store.allocate_turn(self.conversation)
-        self._seq[turn] = seq
+        session = self.session
+        turn, seq = self.store.allocate_turn(self.conversation, session.position, session.branch)
+        self._seq[turn] = session.position = seq
         self._known.add(seq)
         return turn
 
     def resync(self) -> Resync | None:
-        """The stored conversation as it is now, if another process added to it."""
+        """The stored conversation as it is now, if another process added to it
+        (the session moves to where it was last shown)."""
         from ..chat.session import Resync
 
         if self.store.entry_count(self.conversation) <= len(self._known):
@@ -425,9 +568,15 @@ class TranscriptWriter:
         if stored is None or stored.id != self.conversation:
             return None
         added = [item for item in stored.items if item.seq not in self._known]
-        self._known.update(item.seq for item in stored.items)
+        self._known.update(item.seq for item in stored.tree)
         history = history_of(stored)
-        self.session.stored = stored
+        session = self.session
+        session.stored = stored
+        session.position = stored.head
+        session.branch = stored.items[-1].branch if stored.items else ""
+        session.path_turns = stored.path_turns
+        session.branched = session.branched or len(stored.tree) > len(stored.items)
+        self._user = next((e.seq for e in reversed(stored.items) if isinstance(e, StoredUser)), None)
         return Resync(history, retry_point(stored, history), added)
 
     def _ensure_conversation(self) -> None:
@@ -436,12 +585,18 @@ class TranscriptWriter:
                           self.session.endpoint.dialect)
 
     def __call__(self, event: ChatEvent) -> None:
+        # The session's ``position`` is the tree's entry the next one follows:
+        # this writer moves it as it writes (listeners run in order, and the
+        # runtime adds this one first, so the screen sees the moved position).
         conv = self.conversation
+        session = self.session
         if isinstance(event, UserSent):
             self._ensure_conversation()
-            self._known.add(self.store.add_user(conv, event.text))
+            session.position = self._user = self.store.add_user(conv, event.text, session.position, session.branch)
+            self._known.add(session.position)
         elif isinstance(event, AttemptStarted):
-            self._seq[event.turn] = seq = self.store.start_turn(conv, event.turn, event.attempt)
+            seq = self.store.start_turn(conv, event.turn, event.attempt, session.position, session.branch)
+            self._seq[event.turn] = session.position = seq
             self._known.add(seq)
         elif isinstance(event, BlockOpened):
             if event.index > 0:  # the block before it is complete
@@ -465,7 +620,13 @@ class TranscriptWriter:
             if seq is not None and record is not None:
                 self.store.finish_turn(conv, seq, event.result, event.attempts, event.note, record.blocks)
         elif isinstance(event, ExchangeDone):
-            self.store.finish_exchange(conv, event.status, event.message)
+            self.store.finish_exchange(conv, event.status, event.message, self._user)
+
+    def moved(self, user: int | None, stored: Conversation | None = None) -> None:
+        """The session now continues another path of the tree; ``user`` is its last user message."""
+        self._user = user
+        if stored is not None:
+            self._known.update(item.seq for item in stored.tree)
 
     def _record(self, turn: int) -> Any:
         """The latest run of ``turn`` (a Ctrl+R retry re-runs an index: its
@@ -491,27 +652,35 @@ class TranscriptWriter:
 # -- export and import ---------------------------------------------------------
 
 FORMAT = "callstream-transcript"
+#: The transcript format's version (docs/transcript-format.md); version 1 files still import.
+VERSION = 2
+
+
+def _item_document(item: StoredEntry) -> dict[str, Any]:
+    tree = {"entry": item.seq, "parent": item.parent, "branch": item.branch}
+    if isinstance(item, StoredUser):
+        return {"kind": "user", "text": item.text, "exchange": item.exchange,
+                "exchange_message": item.exchange_message, **tree}
+    return {"kind": "turn", "turn": item.turn, "attempts": item.attempts, "outcome": item.outcome,
+            "stop_reason": item.stop_reason, "error": item.error, "cause": item.cause,
+            "note": item.note, "failures": item.failures, "killed": item.killed,
+            "blocks": [block_record(b) for b in item.blocks], **tree}
 
 
 def export_document(conversation: Conversation) -> dict[str, Any]:
-    items: list[dict[str, Any]] = []
-    for item in conversation.items:
-        if isinstance(item, StoredUser):
-            items.append({"kind": "user", "text": item.text, "exchange": item.exchange,
-                          "exchange_message": item.exchange_message})
-        else:
-            items.append({"kind": "turn", "turn": item.turn, "attempts": item.attempts, "outcome": item.outcome,
-                          "stop_reason": item.stop_reason, "error": item.error, "cause": item.cause,
-                          "note": item.note, "failures": item.failures, "killed": item.killed,
-                          "blocks": [block_record(b) for b in item.blocks]})
-    return {"format": FORMAT, "version": 1, "conversation": {
+    """The whole tree, every branch, in the order it was written."""
+    meta: dict[str, Any] = {
         "id": conversation.id, "title": conversation.title, "created": conversation.created,
         "updated": conversation.updated, "provider": conversation.provider, "model": conversation.model,
-        "dialect": conversation.dialect}, "items": items}
+        "dialect": conversation.dialect, "head": conversation.head}
+    if conversation.forked_from:
+        meta.update(forked_from=conversation.forked_from, forked_at=conversation.forked_at)
+    return {"format": FORMAT, "version": VERSION, "conversation": meta,
+            "items": [_item_document(item) for item in conversation.tree or conversation.items]}
 
 
 class ImportError_(ValueError):
-    """The file is not a callstream transcript export; the message says why."""
+    """The file is not a transcript callstream can import; the message says why."""
 
 
 _MAX_TURN = 10**9
@@ -541,76 +710,94 @@ def _optional_text(item: dict[str, Any], name: str, where: str) -> str | None:
 
 
 def import_document(store: Store, document: Any) -> str:
-    """Store an exported transcript; returns its conversation id. Every field
-    is checked before anything is written (a wrong one is an ``ImportError_``
-    naming it), and the whole import is one transaction: nothing half-stored."""
+    """Store an exported transcript (version 1: one line of entries; 2: a
+    tree); returns its conversation id. Every field is checked before
+    anything is written (a wrong one is an ``ImportError_`` naming it), and
+    the whole import is one transaction: nothing half-stored."""
     try:
         check_depth(document)
     except TooDeep as exc:
         raise ImportError_(f"the transcript is nested too deep ({exc})") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ImportError_("not a callstream transcript export (no \"format\": \"callstream-transcript\")")
-    if document.get("version") != 1:
-        raise ImportError_(f"unsupported transcript version {str(document.get('version'))[:20]!r}")
+    version = document.get("version")
+    if isinstance(version, bool) or version not in (1, 2):
+        raise ImportError_(f"unsupported transcript version {str(version)[:20]!r}")
     meta = document.get("conversation")
     items = document.get("items")
     if not isinstance(meta, dict) or not isinstance(items, list) or not isinstance(meta.get("id"), str):
         raise ImportError_("the transcript has no conversation id or no items")
     try:
-        conversation = check_id(meta["id"])
+        check_id(meta["id"])
     except InvalidId as exc:
         raise ImportError_(str(exc)) from None
-    now = time.time()
-    created = _number(meta.get("created"), "conversation.created", now)
-    updated = _number(meta.get("updated"), "conversation.updated", now)
-    rows: list[tuple[str, dict[str, Any], list[Block]]] = []
+    entries: list[StoredEntry] = []
+    numbers: dict[Any, int] = {}
     for seq, item in enumerate(items):
         where = f"item {seq}"
         if not isinstance(item, dict) or item.get("kind") not in ("user", "turn"):
             raise ImportError_(f"the transcript is damaged: {where} is neither a user message nor a turn")
-        for name in ("text", "exchange", "exchange_message", "outcome", "stop_reason", "error", "cause", "note"):
-            _optional_text(item, name, where)
-        if item["kind"] == "turn":
-            _whole(item.get("turn"), f"{where}.turn", 0, _MAX_TURN)
-            _whole(item.get("attempts", 1), f"{where}.attempts", 0, 1000)
-            failures = item.get("failures", [])
-            if not isinstance(failures, list) or not all(isinstance(f, str) for f in failures):
-                raise ImportError_(f"the transcript is damaged: {where}.failures must be a list of lines")
-            records = item.get("blocks", [])
-            if not isinstance(records, list):
-                raise ImportError_(f"the transcript is damaged: {where}.blocks must be a list")
-            try:
-                blocks = [block_from_record(b) for b in records]
-            except (TypeError, ValueError) as exc:
-                raise ImportError_(f"the transcript is damaged: {where} has a damaged block: {exc}") from None
-            rows.append(("turn", item, blocks))
+        if version == 1:
+            parent, branch = (seq - 1 if seq else None), ""
         else:
-            rows.append(("user", item, []))
+            numbers[item.get("entry", seq)] = seq
+            named = item.get("parent")
+            if named is not None and named not in numbers:
+                raise ImportError_(f"the transcript is damaged: {where} follows an entry that is not before it")
+            parent = numbers[named] if named is not None else None
+            branch = _optional_text(item, "branch", where) or ""
+        entries.append(_entry_of(item, seq, parent, branch, where))
+    head = numbers.get(meta.get("head")) if version == 2 else None
+    return store_conversation(store, meta, entries, head)
+
+
+def _entry_of(item: dict[str, Any], seq: int, parent: int | None, branch: str, where: str) -> StoredEntry:
+    """One checked item (every field, before anything is written)."""
+    for name in ("text", "exchange", "exchange_message", "outcome", "stop_reason", "error", "cause", "note"):
+        _optional_text(item, name, where)
+    if item["kind"] == "user":
+        return StoredUser(seq, item.get("text") or "", item.get("exchange"), item.get("exchange_message"), parent,
+                          branch)
+    turn = _whole(item.get("turn"), f"{where}.turn", 0, _MAX_TURN)
+    attempts = _whole(item.get("attempts", 1), f"{where}.attempts", 0, 1000)
+    failures = item.get("failures", [])
+    if not isinstance(failures, list) or not all(isinstance(f, str) for f in failures):
+        raise ImportError_(f"the transcript is damaged: {where}.failures must be a list of lines")
+    records = item.get("blocks", [])
+    if not isinstance(records, list):
+        raise ImportError_(f"the transcript is damaged: {where}.blocks must be a list")
+    try:
+        blocks = [block_from_record(b) for b in records]
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise ImportError_(f"the transcript is damaged: {where} has a damaged block: {exc}") from None
+    return StoredTurn(seq, turn, blocks, attempts, item.get("outcome"), item.get("stop_reason"), item.get("error"),
+                      item.get("cause"), item.get("note"), list(failures), parent=parent, branch=branch)
+
+
+def store_conversation(store: Store, meta: dict[str, Any], entries: list[StoredEntry],
+                       head: int | None = None) -> str:
+    """Write a whole conversation read from a file (ours or another
+    client's), in one transaction: entries in order, each after its parent.
+    Refuses an id outside the alphabet or already stored."""
+    try:
+        conversation = check_id(meta.get("id"))
+    except InvalidId as exc:
+        raise ImportError_(str(exc)) from None
     existing = store.load(conversation)
     if existing is not None and existing.id == conversation:
         raise ImportError_(f"conversation {conversation} is already stored")
+    now = time.time()
+    created = _number(meta.get("created"), "conversation.created", now)
+    updated = _number(meta.get("updated"), "conversation.updated", now)
     with store.transaction():
-        store._db.execute("INSERT INTO conversations (id, title, created, updated, provider, model, dialect) "
-                          "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                          (conversation, str(meta.get("title", "")), created, updated, str(meta.get("provider", "")),
-                           str(meta.get("model", "")), str(meta.get("dialect", ""))))
-        for seq, (kind, item, blocks) in enumerate(rows):
-            if kind == "user":
-                store._db.execute(
-                    "INSERT INTO entries (conversation, seq, kind, text, state, exchange, exchange_message, "
-                    "started) VALUES (?, ?, 'user', ?, 'done', ?, ?, ?)",
-                    (conversation, seq, item.get("text") or "", item.get("exchange"), item.get("exchange_message"),
-                     now))
-                continue
-            store._db.execute(
-                "INSERT INTO entries (conversation, seq, kind, turn, state, attempts, outcome, stop_reason, "
-                "error, cause, note, failures, started, finished) VALUES (?, ?, 'turn', ?, 'done', ?, ?, ?, ?, "
-                "?, ?, ?, ?, ?)",
-                (conversation, seq, item["turn"], item.get("attempts", 1), item.get("outcome"),
-                 item.get("stop_reason"), item.get("error"), item.get("cause"), item.get("note"),
-                 json.dumps(item.get("failures", [])), now, now))
-            for index, block in enumerate(blocks):
-                store.put_block(conversation, seq, index, block)
+        store.create(conversation, str(meta.get("provider", "")), str(meta.get("model", "")),
+                     str(meta.get("dialect", "")), str(meta.get("title", "")))
+        store._db.execute("UPDATE conversations SET created = ?, updated = ? WHERE id = ?",
+                          (created, updated, conversation))
+        for entry in entries:
+            store._insert_entry(conversation, entry.seq, entry, entry.parent, entry.branch)
+        if entries:
+            store.set_head(conversation, head if head is not None else entries[-1].seq)
     return conversation
 
 
@@ -641,6 +828,9 @@ def markdown_of(conversation: Conversation, display: Any) -> str:
                 if block.result:
                     spec = result_spec if block.state == "ran" else []
                     lines.append(f"  - → {result_line(block.summary or block.result, spec, 300)}")
+                if block.other_branch is not None:
+                    lines.append("  - ↺ reused from another branch" if block.reused else
+                                 f"  - ⚠ ran on another branch: {result_line(block.other_branch, result_spec, 200)}")
                 lines.append("")
         if item.note:
             lines += [f"> {item.note}", ""]

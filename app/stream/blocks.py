@@ -124,6 +124,10 @@ class ToolCallBlock:
     summary: str | None = None
     #: The idempotency key the dispatcher claimed for it (None if never dispatched).
     key: str | None = None
+    #: The result of the same call (tool and arguments) that already ran on
+    #: another branch of the conversation, as the dispatcher found it in the
+    #: ledger: a side effect says so on its card; a read-only call reused it.
+    other_branch: str | None = None
     #: The live forming decode (a ``FormingPreview``), kept by the chat loop so
     #: the card reads the same one instead of decoding the buffer a second time.
     preview: Any = None
@@ -181,6 +185,8 @@ class ToolCallBlock:
             out["result"] = self.result
         if self.reused:
             out["reused"] = True
+        if self.other_branch is not None:
+            out["other_branch"] = self.other_branch
         if self.announced_at is not None and (self.timings or self.ended_at is not None):
             out["timings"] = self.relative_timings()
         if self.provider_executed:
@@ -300,6 +306,7 @@ def block_from_record(record: dict[str, Any]) -> Block:
         reused=bool(record.get("reused", False)),
         summary=_text(record.get("summary")),
         key=_text(record.get("key")),
+        other_branch=_text(record.get("other_branch")),
         timings={str(k): t for k, v in (timings.items() if isinstance(timings, dict) else ())
                  if (t := _time(v)) is not None},
     )

@@ -24,6 +24,13 @@ so a call that never started never leaves a claim behind; at most
 One dispatcher serves one turn across its attempts, so a retried stream that
 repeats a call already in flight joins that run instead of starting another;
 the ledger catches repeats across processes and restarts.
+
+Across branches (docs/architecture.md, "Side effects across branches"): the
+key includes the branch, so a call on a new branch is a new call — but
+before it runs, the dispatcher asks the ledger whether the same tool with the
+same arguments already ran on another branch of this conversation (or of the
+one it was forked from). A read-only call reuses that result; a
+side-effecting one says so on its card (``other_branch``) before it runs again.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..ledger import Claim, Ledger, LedgerUnavailable, canonical_json, idempotency_key
+from ..ledger.branches import Lineage, ran_elsewhere
 from .base import OutcomeUnknown, ToolContext, ToolError
 from .registry import Registry
 
@@ -92,16 +100,23 @@ class CallUpdate:
     reused: bool = False
     key: str | None = None
     at: float = 0.0
+    #: The result of the same call on another branch (see the module docstring).
+    other_branch: str | None = None
 
 
 class Dispatcher:
     def __init__(self, registry: Registry, ledger: Ledger, conversation: str, turn: int,
                  on_update: Callable[[CallUpdate], None], clock: Callable[[], float] = time.monotonic,
-                 max_calls: int = MAX_CALLS_PER_TURN, max_concurrent: int = MAX_CONCURRENT_TOOLS) -> None:
+                 max_calls: int = MAX_CALLS_PER_TURN, max_concurrent: int = MAX_CONCURRENT_TOOLS, *,
+                 branch: str = "", lineage: Lineage = ()) -> None:
         self.registry = registry
         self.ledger = ledger
         self.conversation = conversation
         self.turn = turn
+        self.branch = branch
+        #: (conversation, turns on the path being continued), this one first,
+        #: then those it was forked from: what "another branch" is measured against.
+        self.lineage = list(lineage)
         self.on_update = on_update
         self.clock = clock
         self._occurrences: dict[str, int] = {}
@@ -131,7 +146,7 @@ class Dispatcher:
         """Queue a final, valid call; returns its idempotency key."""
         identity = name + "\x00" + canonical_json(arguments)
         occurrence = self._occurrences[identity] = self._occurrences.get(identity, 0) + 1
-        key = idempotency_key(self.conversation, self.turn, name, arguments, occurrence)
+        key = idempotency_key(self.conversation, self.turn, name, arguments, occurrence, self.branch)
         if self.submitted >= self.max_calls:
             self.capped += 1
             self._emit(CallUpdate(ref, "not run", over_cap(self.max_calls), True))
@@ -212,6 +227,7 @@ class Dispatcher:
             return CallUpdate(ref, "rejected", f"Error: there is no tool called {name!r}.", True, key=key)
         if self._cancel.is_set():
             return CallUpdate(ref, "not run", NOT_STARTED, True, key=key)
+        other_branch = await self._ran_elsewhere(name, arguments, tool.read_only)
         claiming = asyncio.ensure_future(asyncio.to_thread(
             self.ledger.claim, key, self.conversation, self.turn, name, arguments, occurrence,
             retry_cancelled=tool.read_only, wait=tool.timeout))
@@ -226,11 +242,19 @@ class Dispatcher:
         except LedgerUnavailable as exc:
             return CallUpdate(ref, "not run", ledger_unreachable(exc), True, key=key)
         if claim.state in ("ran", "failed"):
-            return CallUpdate(ref, claim.state, claim.result, claim.is_error, reused=True, key=key)
+            return CallUpdate(ref, claim.state, claim.result, claim.is_error, reused=True, key=key,
+                              other_branch=other_branch)
         if claim.state == "unknown":
-            return CallUpdate(ref, "unknown", claim.result or UNKNOWN_OUTCOME, True, key=key)
+            return CallUpdate(ref, "unknown", claim.result or UNKNOWN_OUTCOME, True, key=key, other_branch=other_branch)
         if claim.state == "elsewhere":
             return CallUpdate(ref, "unknown", running_elsewhere(claim.holder), True, key=key)
+        if other_branch is not None and tool.read_only:
+            # a read it already made on another branch: the same answer, under this branch's key
+            await asyncio.to_thread(self.ledger.finish, key, "ran", other_branch, False, fence=claim.fence)
+            return CallUpdate(ref, "ran", other_branch, False, reused=True, key=key, other_branch=other_branch)
+        if other_branch is not None:
+            # a side effect that already happened on another branch: stated on the card before it runs again
+            self._emit(CallUpdate(ref, "waiting", key=key, other_branch=other_branch))
         loop = asyncio.get_running_loop()
         ctx = ToolContext(idempotency_key=key, cancelled=self._cancel, deadline=loop.time() + tool.timeout)
         self._emit(CallUpdate(ref, "running", key=key))
@@ -266,6 +290,20 @@ class Dispatcher:
             return "its claim was taken over by another client"
         except LedgerUnavailable as exc:
             return f"the ledger could not be reached when it ended ({exc})"
+
+
+    async def _ran_elsewhere(self, name: str, arguments: dict[str, Any], read_only: bool) -> str | None:
+        """The result of this call on another branch, if it ran there: for a
+        read-only call only a clean run counts; for a side effect, any claim
+        that may have acted (ran, or unknown)."""
+        if not self.lineage:
+            return None
+        rows = await asyncio.to_thread(ran_elsewhere, self.ledger, self.lineage, name, arguments)
+        wanted = ("ran",) if read_only else ("ran", "unknown", "claimed")
+        for row in rows:
+            if row["state"] in wanted:
+                return str(row["result"]) if row["result"] is not None else "outcome unknown"
+        return None
 
 
 class _Cancelled(asyncio.CancelledError):

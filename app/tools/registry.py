@@ -74,6 +74,15 @@ class Registry:
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 
+    def display_specs(self, name: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+        """A tool's allow-lists for its arguments and its result, as (path,
+        label) pairs ([] for an unknown tool: show nothing) — for cards, the
+        Markdown export and the search index alike."""
+        tool = self.get(name)
+        if tool is None:
+            return [], []
+        return [(f.path, f.label) for f in tool.display], [(f.path, f.label) for f in tool.result_display]
+
     def scoped(self, offered: Callable[[str], bool]) -> Registry:
         """A live view of these tools narrowed to the names ``offered`` accepts
         (what one conversation offers): tools an MCP server lists later appear

@@ -37,7 +37,7 @@ class CallstreamApp(App[None]):
     ENABLE_COMMAND_PALETTE = True
 
     def __init__(self, runtime: Runtime, session: ChatSession, welcome: str | None = None,
-                 cursor_blink: bool = True, start_with_transcripts: bool = False) -> None:
+                 cursor_blink: bool = True, start_with_transcripts: bool = False, at: int | None = None) -> None:
         super().__init__()
         self.runtime = runtime
         self.session = session
@@ -45,6 +45,7 @@ class CallstreamApp(App[None]):
         #: Off in snapshot tests, so two renders of one screen are identical.
         self.cursor_blink = cursor_blink
         self._start_with_transcripts = start_with_transcripts
+        self._at = at
 
     @property
     def endpoint(self) -> Endpoint:
@@ -55,7 +56,7 @@ class CallstreamApp(App[None]):
         # from walking it again and again in the middle of a stream
         gc.freeze()
         self.runtime.registry.start_servers()  # MCP servers start in the background; typing never waits
-        self.push_screen(ChatScreen(self.session, self.welcome))
+        self.push_screen(ChatScreen(self.session, self.welcome, focus=self._at))
         for warning in self.runtime.config.warnings:
             self.notify(warning, title="config", severity="warning", markup=False, timeout=10)
         if self._start_with_transcripts:
@@ -63,22 +64,20 @@ class CallstreamApp(App[None]):
 
     def display_specs(self, name: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
         """A tool's allow-lists for its arguments and its result ([] for an unknown tool: show nothing)."""
-        tool = self.runtime.registry.get(name)
-        if tool is None:
-            return [], []
-        return [(f.path, f.label) for f in tool.display], [(f.path, f.label) for f in tool.result_display]
+        return self.runtime.registry.display_specs(name)
 
     def action_open_transcripts(self) -> None:
-        def chosen(conversation: str | None) -> None:
-            if conversation:
-                self.open_conversation(conversation)
+        def chosen(choice: tuple[str, int | None] | None) -> None:
+            if choice:
+                self.open_conversation(*choice)
 
-        self.push_screen(TranscriptsScreen(self.runtime.store.list), chosen)
+        self.push_screen(TranscriptsScreen(self.runtime.store.list, self.runtime.store.search), chosen)
 
-    def open_conversation(self, conversation: str) -> None:
-        """Continue a stored conversation in a fresh chat screen."""
-        self.session = self.runtime.session(conversation)
-        self.switch_screen(ChatScreen(self.session, self.welcome))
+    def open_conversation(self, conversation: str, at: int | None = None) -> None:
+        """Continue a stored conversation in a fresh chat screen (at entry
+        ``at``, on its branch, scrolled to it)."""
+        self.session = self.runtime.session(conversation, head=at)
+        self.switch_screen(ChatScreen(self.session, self.welcome, focus=at))
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -89,6 +88,10 @@ class CallstreamApp(App[None]):
                                 screen.action_retry)
             yield SystemCommand("Open a saved transcript", "Ctrl+O", screen.action_open_transcripts)
             yield SystemCommand("Jump to the latest output", "End", screen.action_jump_to_latest)
+            yield SystemCommand("Regenerate the reply", "Ctrl+G: a new version beside the old one",
+                                screen.action_regenerate)
+            yield SystemCommand("Fork the conversation here", "/fork: a new conversation up to the selected entry",
+                                screen.action_fork)
 
     async def on_unmount(self) -> None:
         if self.session.busy:
@@ -100,13 +103,14 @@ class CallstreamApp(App[None]):
 
 def make_app(provider: str | None = None, model: str | None = None, base_url: str | None = None,
              config: Config | None = None, endpoint: Endpoint | None = None, conversation: str | None = None,
-             transcripts: bool = False, system: str | None = None, role: str | None = None) -> CallstreamApp:
+             transcripts: bool = False, system: str | None = None, role: str | None = None,
+             at: int | None = None) -> CallstreamApp:
     """Raises ConfigError (shown as one line by the CLI) when it cannot start."""
     runtime = open_runtime(provider, model, base_url, config, endpoint, system=system, role=role)
     try:
-        session = runtime.session(conversation)
+        session = runtime.session(conversation, head=at)
     except Exception:
         runtime.close()
         raise
     welcome = DEMO_WELCOME if runtime.profile.provider == "demo" else None
-    return CallstreamApp(runtime, session, welcome, start_with_transcripts=transcripts)
+    return CallstreamApp(runtime, session, welcome, start_with_transcripts=transcripts, at=at)

@@ -18,6 +18,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 
+from widgets.branch_marker import BranchMarker
 from widgets.note import NoteBlock
 from widgets.prompt_input import PromptInput
 from widgets.prose import ProseBlock
@@ -53,6 +54,8 @@ class ChatScreen(Screen[None]):
     ChatScreen { layout: vertical; }
     ChatScreen #conversation { height: 1fr; padding: 0 1 1 1; }
     ChatScreen PromptInput { dock: bottom; margin: 0 1; }
+    ChatScreen .-selected { background: $primary 15%; }
+    ChatScreen .-after-marker { margin-top: 0; }
     """
 
     BINDINGS = [
@@ -60,16 +63,31 @@ class ChatScreen(Screen[None]):
         Binding("ctrl+o", "open_transcripts", "Transcripts", show=True),
         Binding("ctrl+r", "retry", "Retry failed turn", show=True),
         Binding("end", "jump_to_latest", "Latest", show=True),
+        Binding("alt+up", "select(-1)", "Select earlier", show=False, priority=True),
+        Binding("alt+down", "select(1)", "Select later", show=False, priority=True),
+        Binding("alt+left", "sibling(-1)", "Previous version", show=False, priority=True),
+        Binding("alt+right", "sibling(1)", "Next version", show=False, priority=True),
+        Binding("alt+e", "edit", "Edit message", show=False, priority=True),
+        Binding("ctrl+g", "regenerate", "Regenerate", show=False, priority=True),
         Binding("ctrl+q", "app.quit", "Quit", show=True, priority=True),
     ]
 
-    def __init__(self, session: ChatSession, welcome: str | None = None) -> None:
+    def __init__(self, session: ChatSession, welcome: str | None = None, focus: int | None = None) -> None:
         super().__init__()
         self.session = session
         self.welcome = welcome
         #: turn index → the widgets of its current attempt, in block order
         self._turn_widgets: dict[int, dict[int, Widget]] = {}
         self._last_failed = False
+        #: The entries shown, in order: the store's entry number → its user message widget or its turn index.
+        self._entries: dict[int, Widget | int] = {}
+        #: The entry picked with Alt+↑/↓ (None: none; the keys then act on the last one).
+        self._selected: int | None = None
+        #: The user message being edited in the composer (Enter sends it as a new branch).
+        self._editing: int | None = None
+        #: This exchange started a branch: show the tree again from the store when it ends.
+        self._branched = False
+        self._focus = focus
         session.listeners.append(self._on_chat_event)
 
     def compose(self) -> ComposeResult:
@@ -87,6 +105,8 @@ class ChatScreen(Screen[None]):
             conversation.mount(NoteBlock(self.welcome, "quiet"))
         if self.session.stored is not None:
             self._render_stored(self.session.stored)
+        if self._focus is not None and self._focus in self._entries:
+            self._select(self._focus)
         prompt = self.query_one(PromptInput)
         prompt.cursor_blink = getattr(self.app, "cursor_blink", True)
         prompt.focus()
@@ -98,13 +118,21 @@ class ChatScreen(Screen[None]):
         if self.session.busy:
             self.notify("A turn is still running: press Esc to cancel it first.", markup=False, severity="warning")
             return
+        if message.text.strip() == "/fork":
+            self.action_fork()
+            return
+        if self._editing is not None:
+            edited, self._editing = self._editing, None
+            self._branch_before(edited)
         self._run(message.text)
 
     @work(group="chat", exclusive=True, exit_on_error=False)
-    async def _run(self, text: str, retry: bool = False) -> None:
+    async def _run(self, text: str, retry: bool = False, regenerate: bool = False) -> None:
         self._set_state("streaming…")
         if retry:
             await self.session.retry_last()
+        elif regenerate:
+            await self.session.regenerate()
         else:
             await self.session.send(text)
 
@@ -112,6 +140,13 @@ class ChatScreen(Screen[None]):
         if self.session.busy:
             self.session.cancel()
             self._set_state("cancelling…")
+        elif self._editing is not None:
+            self._editing = None
+            self.query_one(PromptInput).clear()
+            self._set_state("ready")
+        elif self._selected is not None:
+            self._select(None)
+            self._set_state("ready")
 
     def action_retry(self) -> None:
         if self.session.busy:
@@ -126,6 +161,149 @@ class ChatScreen(Screen[None]):
             self.notify("A turn is still running: press Esc to cancel it first.", markup=False, severity="warning")
             return
         self.app.action_open_transcripts()  # type: ignore[attr-defined]
+
+    # -- the conversation as a tree ---------------------------------------------
+
+    def _runtime(self) -> Any:
+        return getattr(self.app, "runtime", None)  # a replay has none: its conversation is not stored
+
+    def _idle(self) -> bool:
+        if self.session.busy:
+            self.notify("A turn is still running: press Esc to cancel it first.", markup=False, severity="warning")
+            return False
+        return self._runtime() is not None and bool(self._entries)
+
+    def _current(self, kind: str | None = None) -> int | None:
+        """The selected entry, else the last shown (of ``kind``: user or turn)."""
+        if self._selected is not None and self._selected in self._entries:
+            if kind is None or self._kind(self._selected) == kind:
+                return self._selected
+            return None
+        candidates = [seq for seq in self._entries if kind is None or self._kind(seq) == kind]
+        return candidates[-1] if candidates else None
+
+    def _kind(self, seq: int) -> str:
+        return "turn" if isinstance(self._entries[seq], int) else "user"
+
+    def _widgets_of(self, seq: int) -> list[Widget]:
+        entry = self._entries.get(seq)
+        if entry is None:
+            return []
+        if isinstance(entry, int):
+            return list(self._turn_widgets.get(entry, {}).values())
+        return [entry]
+
+    def _select(self, seq: int | None) -> None:
+        if self._selected is not None:
+            for widget in self._widgets_of(self._selected):
+                widget.remove_class("-selected")
+        self._selected = seq
+        if seq is None:
+            return
+        widgets = self._widgets_of(seq)
+        for widget in widgets:
+            widget.add_class("-selected")
+        if widgets:
+            self.query_one("#conversation", VerticalScroll).release_anchor()
+            widgets[0].scroll_visible(animate=False, top=True)
+        stored = self.session.stored
+        entry = stored.entry(seq) if stored is not None else None
+        versions = f" · version {entry.siblings[0]} of {entry.siblings[1]}" if entry and entry.siblings[1] > 1 else ""
+        what = "your message" if self._kind(seq) == "user" else "reply"
+        keys = "Alt+E edits" if self._kind(seq) == "user" else "Ctrl+G regenerates"
+        self._set_state(f"selected {what} (entry {seq}){versions} — {keys} · /fork forks here")
+
+    def action_select(self, step: int) -> None:
+        seqs = list(self._entries)
+        if not seqs:
+            return
+        if self._selected not in self._entries:
+            index = len(seqs) if step < 0 else -1
+        else:
+            index = seqs.index(self._selected)  # type: ignore[arg-type]
+        index = min(max(index + step, 0), len(seqs) - 1)
+        self._select(seqs[index])
+
+    def action_sibling(self, step: int) -> None:
+        """Show the previous / next version of the selected entry (else of the
+        last entry that has several)."""
+        if not self._idle():
+            return
+        stored = self.session.stored
+        if stored is None:
+            return
+        seq = self._selected if self._selected in self._entries else next(
+            (s for s in reversed(self._entries) if (e := stored.entry(s)) is not None and e.siblings[1] > 1), None)
+        entry = stored.entry(seq) if seq is not None else None
+        if entry is None or entry.siblings[1] < 2:
+            self.notify("This entry has no other versions.", markup=False)
+            return
+        family = stored.children(entry.parent)
+        target = family[(family.index(entry) + step) % len(family)]
+        self.session.stored = self._runtime().show(self.session, target.seq)
+        self._rerender(select=target.seq)
+
+    def action_edit(self) -> None:
+        """The selected message (else the last one) into the composer; Enter sends it as a new branch."""
+        if not self._idle():
+            return
+        seq = self._current("user")
+        widget = self._entries.get(seq) if seq is not None else None
+        if seq is None or not isinstance(widget, UserMessage):
+            self.notify("Select one of your messages first (Alt+↑).", markup=False)
+            return
+        self._editing = seq
+        prompt = self.query_one(PromptInput)
+        prompt.text = widget.message_text
+        prompt.focus()
+        self._set_state(f"editing entry {seq} — Enter sends it as a new version · Esc cancels")
+
+    def action_regenerate(self) -> None:
+        """A new version of the selected reply (else the last one), beside the old."""
+        if not self._idle():
+            return
+        seq = self._current("turn")
+        if seq is None:
+            self.notify("Select a reply first (Alt+↑).", markup=False)
+            return
+        self._branch_before(seq)
+        self._run("", regenerate=True)
+
+    def action_fork(self) -> None:
+        """A new conversation holding this one up to the selected entry (else all of it shown)."""
+        if not self._idle():
+            return
+        seq = self._current()
+        try:
+            fork = self._runtime().fork(self.session.conversation, seq)
+        except Exception as exc:  # a stated failure, never a crash
+            self.notify(f"Cannot fork: {exc}", markup=False, severity="error")
+            return
+        self.app.open_conversation(fork)  # type: ignore[attr-defined]
+        self.app.notify(f"Forked into a new conversation ({fork[:12]}); the original is unchanged.", markup=False)
+
+    def _branch_before(self, seq: int) -> None:
+        """An edited message or a regenerated reply: a new version beside ``seq``."""
+        self.session.stored = self._runtime().branch_before(self.session, seq)
+        self._branched = True
+        self._rerender()
+
+    def _rerender(self, select: int | None = None) -> None:
+        """The path the session is on, from the store, as a reopen shows it."""
+        conversation = self.query_one("#conversation", VerticalScroll)
+        conversation.remove_children()
+        self._turn_widgets.clear()
+        self._entries.clear()
+        self._selected = None
+        if self.welcome:
+            conversation.mount(NoteBlock(self.welcome, "quiet"))
+        if self.session.stored is not None:
+            self._render_stored(self.session.stored)
+        if select is not None and select in self._entries:
+            self._select(select)
+        else:
+            conversation.anchor()
+            self._set_state("ready")
 
     def action_jump_to_latest(self) -> None:
         conversation = self.query_one("#conversation", VerticalScroll)
@@ -160,11 +338,16 @@ class ChatScreen(Screen[None]):
             if event.state == "running":
                 self._set_state("running tools…")
         elif isinstance(event, UserSent):
-            self._mount(UserMessage(event.text))
+            message = UserMessage(event.text)
+            self._mount(message)
+            if self.session.position is not None:  # the transcript writer has stored it (it listens first)
+                self._entries[self.session.position] = message
         elif isinstance(event, ConversationMoved):
             self._mount(NoteBlock(event.message, "quiet"))
             self._render_items(event.added)
         elif isinstance(event, AttemptStarted):
+            if self.session.position is not None:
+                self._entries[self.session.position] = event.turn
             for widget in self._turn_widgets.pop(event.turn, {}).values():
                 widget.remove()  # a retried attempt's blocks replace the failed one's
             self._turn_widgets[event.turn] = {}
@@ -183,6 +366,10 @@ class ChatScreen(Screen[None]):
             self._last_failed = event.status in ("failed", "cancelled")
             if event.message:
                 self._mount(NoteBlock(event.message, "error"))
+            if self._branched and self._runtime() is not None and self.session.position is not None:
+                # a new version: show the tree's markers, as a reopen would
+                self._branched = False
+                self.call_later(self._show_branch)
             self._set_state(_STATUS.get(event.status, event.status))
 
     def _open_block(self, event: BlockOpened) -> None:
@@ -200,8 +387,17 @@ class ChatScreen(Screen[None]):
         display, result_display = self.app.display_specs(block.name)  # type: ignore[attr-defined]
         return ToolCard(block, display, result_display, finished=finished)
 
+    def _show_branch(self) -> None:
+        if self.session.busy or self.session.position is None:
+            return
+        state = self.query_one(StatusLine).state
+        self.session.stored = self._runtime().store.load(self.session.conversation, self.session.position)
+        self._rerender()
+        self._set_state(state)
+
     def _render_stored(self, stored: Any) -> None:
-        """A reopened conversation, in the shape it was shown in live."""
+        """A reopened conversation, in the shape it was shown in live (with
+        a ‹n/m› marker above an entry that has other versions)."""
         self._render_items(stored.items)
 
     def _render_items(self, items: list[Any]) -> None:
@@ -210,18 +406,32 @@ class ChatScreen(Screen[None]):
         message: str | None = None
         status: str | None = None
         for item in items:
+            marked = item.siblings[1] > 1
             if isinstance(item, StoredUser):
                 if message:
                     self._mount(NoteBlock(message, "error"))
-                self._mount(UserMessage(item.text))
+                if marked:
+                    self._mount(BranchMarker(*item.siblings))
+                widget = UserMessage(item.text)
+                widget.set_class(marked, "-after-marker")
+                self._mount(widget)
+                self._entries[item.seq] = widget
                 message, status = item.exchange_message, item.exchange
                 continue
+            if marked:
+                self._mount(BranchMarker(*item.siblings))
             for failure in item.failures:
                 # a Ctrl+R retry keeps the note the earlier run ended with, as the live screen does
-                self._mount(NoteBlock(failure, "error" if failure.startswith("Interrupted:") else "warning"))
+                note = NoteBlock(failure, "error" if failure.startswith("Interrupted:") else "warning")
+                note.set_class(marked, "-after-marker")
+                marked = False
+                self._mount(note)
             widgets = {i: self._widget_for(block, finished=True) for i, block in enumerate(item.blocks)}
             self._turn_widgets[item.turn] = widgets
+            self._entries[item.seq] = item.turn
             for widget in widgets.values():
+                widget.set_class(marked, "-after-marker")
+                marked = False
                 self._mount(widget)
             if item.note:
                 self._mount(NoteBlock(item.note, "error"))

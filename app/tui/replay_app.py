@@ -102,10 +102,7 @@ class ReplayApp(App[None]):
         self.push_screen(ReplayScreen(self.replayer))
 
     def display_specs(self, name: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-        tool = self.display_registry.get(name)
-        if tool is None:
-            return [], []
-        return [(f.path, f.label) for f in tool.display], [(f.path, f.label) for f in tool.result_display]
+        return self.display_registry.display_specs(name)
 
     async def on_unmount(self) -> None:
         await self.replayer.session.aclose()

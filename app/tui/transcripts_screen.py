@@ -1,5 +1,7 @@
-"""Saved transcripts: a list (title, date, model, turns) filtered as you type;
-Enter opens one in the chat screen, in the shape it was shown in."""
+"""Saved transcripts: a list (title, date, model, turns); type to search every
+conversation (sqlite FTS5, over what may be shown) and the list becomes the
+matching messages; Enter opens one in the chat screen, in the shape it was
+shown in — a match on its branch, at the matching message."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from ..words import plural
 __all__ = ["TranscriptsScreen"]
 
 
-class TranscriptsScreen(Screen[str | None]):
+class TranscriptsScreen(Screen[tuple[str, int | None] | None]):
     DEFAULT_CSS = """
     TranscriptsScreen { layout: vertical; }
     TranscriptsScreen #heading { padding: 0 1; background: $panel; }
@@ -30,13 +32,15 @@ class TranscriptsScreen(Screen[str | None]):
 
     BINDINGS = [Binding("escape", "dismiss_none", "Back", show=True)]
 
-    def __init__(self, lister: Any) -> None:
+    def __init__(self, lister: Any, searcher: Any = None) -> None:
         super().__init__()
         self._lister = lister
+        self._searcher = searcher
 
     def compose(self) -> ComposeResult:
-        yield Static(Content("Saved transcripts — type to filter, Enter opens, Esc goes back"), id="heading")
-        yield Input(placeholder="filter by text")
+        yield Static(Content("Saved transcripts — type to search them all, Enter opens, Esc goes back"),
+                     id="heading")
+        yield Input(placeholder="search messages, replies, tool names and shown fields")
         yield OptionList()
         yield Footer()
 
@@ -47,6 +51,9 @@ class TranscriptsScreen(Screen[str | None]):
     def _fill(self, text: str) -> None:
         options = self.query_one(OptionList)
         options.clear_options()
+        if text and self._searcher is not None:
+            self._fill_hits(options, text)
+            return
         rows = self._lister(text or None)
         for row in rows:
             when = datetime.datetime.fromtimestamp(row["updated"]).strftime("%Y-%m-%d %H:%M")
@@ -58,6 +65,25 @@ class TranscriptsScreen(Screen[str | None]):
             options.add_option(Option(Content("no saved transcripts" + (" match" if text else " yet")),
                                       disabled=True))
 
+    def _fill_hits(self, options: OptionList, text: str) -> None:
+        hits = self._searcher(text)
+        for hit in hits:
+            when = datetime.datetime.fromtimestamp(hit.updated).strftime("%Y-%m-%d")
+            title = inert(hit.title or "(untitled)")
+            label = Content.assemble((title[:40], "bold"), f"  ·  {when}  ·  entry {hit.seq}\n    ",
+                                     (inert(hit.snippet)[:160], "italic"))
+            options.add_option(Option(label, id=f"{hit.conversation}:{hit.seq}:{len(options.options)}"))
+        if not hits:
+            options.add_option(Option(Content("nothing saved matches"), disabled=True))
+
+    def _choice(self, option_id: str | None) -> tuple[str, int | None] | None:
+        if option_id is None:
+            return None
+        if self.query_one(Input).value.strip() and self._searcher is not None:
+            conversation, seq, _ = option_id.rsplit(":", 2)
+            return conversation, int(seq)
+        return option_id, None
+
     @on(Input.Changed)
     def _filter(self, event: Input.Changed) -> None:
         self._fill(event.value.strip())
@@ -66,11 +92,11 @@ class TranscriptsScreen(Screen[str | None]):
     def _first(self, event: Input.Submitted) -> None:
         options = self.query_one(OptionList)
         if options.option_count and not options.get_option_at_index(0).disabled:
-            self.dismiss(options.get_option_at_index(0).id)
+            self.dismiss(self._choice(options.get_option_at_index(0).id))
 
     @on(OptionList.OptionSelected)
     def _chosen(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(event.option.id)
+        self.dismiss(self._choice(event.option.id))
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)

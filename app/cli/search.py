@@ -1,0 +1,59 @@
+"""``callstream search QUERY [--json]``: every saved conversation, searched (sqlite FTS5).
+
+What is searched is what may be shown: user messages, prose, tool names and
+the fields the tools' display allow-lists show (``app/store/search.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import sys
+
+from ..stream.inert import inert
+from .common import fail
+
+__all__ = ["register", "run"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    search = sub.add_parser(
+        "search", help="search every saved conversation (messages, prose, tool names, allow-listed fields)",
+        description="Full-text search over every saved conversation: your messages, the replies' prose, tool "
+                    "names and the fields each tool's display allow-list shows (never an unlisted argument). "
+                    "Every word must appear; the last may be the start of a word. Best matches first.")
+    search.add_argument("query", nargs="+", help="the words to find")
+    search.add_argument("--json", action="store_true", help="print the matches as a JSON array")
+    search.add_argument("--limit", type=int, default=20, help="at most this many matches (default 20)")
+
+
+def run(args: argparse.Namespace) -> int:
+    import sqlite3
+
+    from ..paths import data_dir
+    from ..store.transcripts import Store
+
+    path = data_dir() / "callstream.db"
+    text = " ".join(args.query)
+    try:
+        store = Store(path)
+        try:
+            hits = store.search(text, max(1, args.limit))
+        finally:
+            store.close()
+    except sqlite3.Error as exc:
+        return fail(f"cannot search {path}: {exc}")
+    if args.json:
+        json.dump([h.to_dict() for h in hits], sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    if not hits:
+        print(f"nothing saved matches {inert(text)!r}")
+        return 0
+    for hit in hits:
+        when = datetime.datetime.fromtimestamp(hit.updated).strftime("%Y-%m-%d")
+        print(f"{hit.conversation[:12]}  entry {hit.seq:>3}  {when}  {inert(hit.title)[:40]}")
+        print(f"    {inert(hit.snippet)[:200]}")
+    print("(open one at its match: callstream open ID --at ENTRY)")
+    return 0

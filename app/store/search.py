@@ -1,0 +1,132 @@
+"""Search over every stored conversation (sqlite FTS5), over what may be shown.
+
+What is indexed, per entry: the user's message; each prose block; for each
+call, the tool's name and the fields its display allow-lists show
+(``visible_fields`` over the final arguments, and over the result where the
+tool lists result fields) — the same one definition the cards and the
+Markdown export use. Never an unlisted argument value, never a raw argument
+buffer, never a result the tool does not list fields of. Reasoning is not
+indexed (it is thinking, not the conversation).
+
+The index is an external-content FTS5 table over ``search_text`` (one row
+per message or block, kept by triggers; ``schema.py`` creates both), so a
+block rewritten as it streams replaces its row instead of piling up.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..stream import Block, ToolCallBlock, block_from_record
+from ..stream.preview import DisplaySpec, visible_fields
+
+__all__ = ["Display", "Hit", "block_text", "put", "drop", "query", "fts_query", "index_existing"]
+
+#: A tool's allow-lists (arguments, result) by its name; [] for an unknown tool.
+Display = Callable[[str], tuple[DisplaySpec, DisplaySpec]]
+
+#: The index entry of the user's message (blocks count from 0).
+USER = -1
+
+
+@dataclass(slots=True)
+class Hit:
+    conversation: str
+    seq: int
+    block: int
+    snippet: str
+    title: str
+    updated: float
+    model: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"conversation": self.conversation, "entry": self.seq, "block": self.block,
+                "snippet": self.snippet, "title": self.title, "updated": self.updated, "model": self.model}
+
+
+def block_text(block: Block, display: Display | None) -> str:
+    """What of ``block`` is searchable (see the module docstring)."""
+    if block.type == "text":
+        return block.text
+    if not isinstance(block, ToolCallBlock):
+        return ""
+    args_spec, result_spec = display(block.name) if display is not None else ([], [])
+    parts = [block.name]
+    if block.arguments is not None:
+        parts += [f"{label} {value}" for label, value in visible_fields(block.arguments, args_spec)]
+    if block.state == "ran" and block.result and result_spec:
+        try:
+            result = json.loads(block.result)
+        except ValueError:
+            result = None
+        if result is not None:
+            parts += [f"{label} {value}" for label, value in visible_fields(result, result_spec)]
+    return "\n".join(parts)
+
+
+def put(db: sqlite3.Connection, conversation: str, seq: int, idx: int, body: str) -> None:
+    if not body.strip():
+        db.execute("DELETE FROM search_text WHERE conversation = ? AND seq = ? AND idx = ?", (conversation, seq, idx))
+        return
+    db.execute("INSERT INTO search_text (conversation, seq, idx, body) VALUES (?, ?, ?, ?) "
+               "ON CONFLICT (conversation, seq, idx) DO UPDATE SET body = excluded.body WHERE body != excluded.body",
+               (conversation, seq, idx, body))
+
+
+def drop(db: sqlite3.Connection, conversation: str, seq: int | None = None, blocks_only: bool = False) -> None:
+    """Forget a conversation's rows (or one entry's, or one entry's blocks)."""
+    sql, params = "DELETE FROM search_text WHERE conversation = ?", [conversation]
+    if seq is not None:
+        sql += " AND seq = ?"
+        params.append(seq)
+    if blocks_only:
+        sql += " AND idx >= 0"
+    db.execute(sql, params)
+
+
+def fts_query(text: str) -> str:
+    """The user's words as an FTS5 query: every word must appear (each one
+    quoted, so nothing they type is FTS syntax), the last as a prefix so a
+    search box finds as you type."""
+    words = re.findall(r"\w+", text)
+    if not words:
+        return ""
+    quoted = ['"' + w.replace('"', '""') + '"' for w in words]
+    quoted[-1] += "*"
+    return " ".join(quoted)
+
+
+def query(db: sqlite3.Connection, text: str, limit: int = 50) -> list[Hit]:
+    """The best matches first (bm25), one per matching message or block."""
+    match = fts_query(text)
+    if not match:
+        return []
+    rows = db.execute(
+        "SELECT t.conversation, t.seq, t.idx, snippet(search_fts, 0, '[', ']', '…', 12) AS snippet, "
+        "c.title, c.updated, c.model FROM search_fts JOIN search_text t ON t.id = search_fts.rowid "
+        "JOIN conversations c ON c.id = t.conversation WHERE search_fts MATCH ? ORDER BY rank LIMIT ?",
+        (match, limit)).fetchall()
+    return [Hit(r[0], r[1], r[2], " ".join(str(r[3]).split()), r[4], r[5], r[6]) for r in rows]
+
+
+def index_existing(db: sqlite3.Connection, display: Display | None = None) -> None:
+    """Index everything already stored (the migration from a store without
+    search; with no allow-lists at hand, calls are found by name only)."""
+    for row in db.execute("SELECT conversation, seq, text FROM entries WHERE kind = 'user'").fetchall():
+        put(db, row[0], row[1], USER, row[2] or "")
+    raws = {(r[0], r[1], r[2]): r[3] for r in db.execute("SELECT conversation, seq, idx, raw FROM call_arguments")}
+    for row in db.execute("SELECT conversation, seq, idx, record FROM blocks").fetchall():
+        try:
+            record = json.loads(row[3])
+            raw = raws.get((row[0], row[1], row[2]))
+            if raw is not None and isinstance(record, dict):
+                record["arguments_raw"] = raw  # the buffer kept apart from the record
+            block = block_from_record(record)
+        except (ValueError, TypeError, RecursionError):
+            continue
+        put(db, row[0], row[1], row[2], block_text(block, display))

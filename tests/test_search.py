@@ -1,0 +1,97 @@
+"""Search over every saved conversation: what may be shown is found, an
+unlisted argument value never is (a real conversation over loopback HTTP,
+a real command tool, a real sqlite file, the real command line)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from app.chat.providers import Endpoint
+from app.config import Config
+from app.paths import data_dir
+from app.store.search import fts_query
+from app.store.transcripts import Store
+from tests import streamgen
+from tests.conftest import ROOT
+from tests.conversations import converse
+from tests.faultserver import FaultServer, Reply
+from tests.test_tui import SECRET, _lookup_tool
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+
+def _secret_conversation(tmp_path: Path) -> str:
+    calls = streamgen.call_script(0, "t1", "lookup_user", json.dumps({"query": "ada", "api_token": SECRET}), 5)
+    with FaultServer() as server:
+        server.replies.append(Reply(streamgen.anthropic([("text", "Looking her up. ")] + calls), chunk=23))
+        server.replies.append(Reply(streamgen.anthropic([("text", "Found her: authorised.")],
+                                                        stop_reason="end_turn")))
+        session = converse(["who is ada?"], Config(tools={"lookup_user": _lookup_tool(tmp_path)}),
+                           Endpoint("anthropic", server.url, "m", "test"))
+    return session.conversation
+
+
+def test_an_unlisted_argument_value_is_never_found_or_returned(home: Path, tmp_path: Path) -> None:
+    conversation = _secret_conversation(tmp_path)
+    store = Store(data_dir() / "callstream.db")
+    try:
+        raw = store._db.execute("SELECT record FROM blocks WHERE conversation = ?", (conversation,)).fetchall()
+        assert any(SECRET in r[0] for r in raw)  # the raw buffer is kept, for the log…
+        for words in (SECRET, "sk", "live", "5EcReT", "9f8e7d", "api_token", "api"):
+            assert store.search(words) == [], words  # …but nothing of it is searchable
+        indexed = " ".join(r[0] for r in store._db.execute("SELECT body FROM search_text"))
+        assert SECRET not in indexed and "5EcReT" not in indexed
+        assert [h.conversation for h in store.search("lookup_user")] == [conversation]  # the tool's name
+        assert store.search("Query ada")  # the allow-listed field
+        assert store.search("authorised")  # the prose
+        assert store.list("5EcReT") == []  # the transcripts filter searches the same index
+    finally:
+        store.close()
+    printed = cli("search", "ada", "--json")
+    assert printed.returncode == 0 and SECRET not in printed.stdout and json.loads(printed.stdout)
+
+
+def test_search_cli_finds_messages_and_says_where(home: Path) -> None:
+    (home / "config.toml").write_text('[providers.demo]\nprovider = "demo"\nspeed = 0\n')
+    asked = cli("ask", "Show me order A-1042", "--provider", "demo", "--json")
+    conversation = json.loads(asked.stdout)["conversation"]
+    hits = json.loads(cli("search", "A-1042", "--json").stdout)
+    assert hits and {h["conversation"] for h in hits} == {conversation}
+    assert {"entry", "block", "snippet", "title"} <= set(hits[0])
+    human = cli("search", "carrier")  # a result field get_order's allow-list shows ("Carrier: UPS")
+    assert human.returncode == 0 and conversation[:12] in human.stdout and "[Carrier]" in human.stdout
+    nothing = cli("search", "zebra")
+    assert nothing.returncode == 0 and "nothing saved matches" in nothing.stdout
+
+
+def test_search_words_are_never_query_syntax(home: Path) -> None:
+    assert fts_query('ada" OR body:*') == '"ada" "OR" "body"*'
+    assert fts_query("   ") == ""
+    store = Store(data_dir() / "callstream.db")
+    try:
+        for text in ('"', "NEAR(", "a AND", "*", "body:x", "'; DROP TABLE entries; --"):
+            assert store.search(text) == []  # an answer, never an error
+    finally:
+        store.close()
+
+
+def test_fork_cli_copies_and_refuses_clearly(home: Path) -> None:
+    (home / "config.toml").write_text('[providers.demo]\nprovider = "demo"\nspeed = 0\n')
+    conversation = json.loads(cli("ask", "Show me order A-1042", "--provider", "demo", "--json").stdout)[
+        "conversation"]
+    forked = cli("fork", conversation[:8], "--at", "0", "--json")
+    assert forked.returncode == 0, forked.stderr
+    document = json.loads(forked.stdout)
+    assert document["forked_from"] == conversation and document["forked_at"] == 0
+    exported = json.loads(cli("export", document["conversation"]).stdout)
+    assert [i["kind"] for i in exported["items"]] == ["user"]
+    assert exported["conversation"]["forked_from"] == conversation
+    missing = cli("fork", conversation, "--at", "99")
+    assert missing.returncode == 2 and "has no entry 99" in missing.stderr and "Traceback" not in missing.stderr
+    unknown = cli("fork", "nope")
+    assert unknown.returncode == 2 and "no stored conversation" in unknown.stderr

@@ -1,0 +1,162 @@
+"""The conversation as a tree, under Pilot: edit and resend, regenerate,
+move between versions, /fork, and search that opens at the match — each
+reopened from the store equal to the screen."""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import OptionList
+
+from app.config import Config, ProviderProfile
+from app.tui.app import CallstreamApp, make_app
+from tests.test_tree import ADA, runs_of, ticket_tool
+from tests.test_tui import SIZE, cards, send, settle, texts
+from widgets.branch_marker import BranchMarker
+from widgets.prompt_input import PromptInput
+from widgets.user_message import UserMessage
+
+
+@pytest.fixture(autouse=True)
+def _home(home: Path) -> None:
+    """Every test gets its own data dir."""
+
+
+def app_for(tmp_path: Path | None = None, conversation: str | None = None) -> CallstreamApp:
+    tools = {"create_ticket": ticket_tool(tmp_path)} if tmp_path is not None else {}
+    config = Config(providers={"demo": ProviderProfile(name="demo", provider="demo", demo_speed=0.0)},
+                    default="demo", tools=tools, record=False)
+    app = make_app(config=config, conversation=conversation)
+    app.cursor_blink = False
+    return app
+
+
+async def screen_text(app: CallstreamApp, pilot: Any) -> list[tuple[str, str, str]]:
+    """What the screen shows, glyph run by glyph run with its place: the
+    SVG's text without the way Rich happened to split the background —
+    scrolled to the latest output once the layout settled (End), as a
+    person would look at it."""
+    await pilot.pause(0.2)
+    app.screen.action_jump_to_latest()  # type: ignore[attr-defined]
+    await pilot.pause(0.2)
+    svg = app.export_screenshot()
+    runs = re.findall(r'<text[^>]*x="([^"]+)" y="([^"]+)"[^>]*>(.*?)</text>', svg)
+    return [(html.unescape(text), x, y) for x, y, text in runs]
+
+
+def markers(app: CallstreamApp) -> list[tuple[int, int]]:
+    return [(m.position, m.count) for m in app.screen.query(BranchMarker)]
+
+
+def questions(app: CallstreamApp) -> list[str]:
+    return [m.message_text for m in app.screen.query(UserMessage)]
+
+
+async def wait_for(pilot: Any, condition: Any) -> None:
+    for _ in range(200):
+        if condition():
+            return
+        await pilot.pause(0.02)
+    raise AssertionError("the screen never reached the expected state")
+
+
+async def test_edit_and_resend_then_move_between_versions() -> None:
+    app = app_for()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "Show me order A-1042")
+        await pilot.press("alt+e")
+        prompt = app.screen.query_one(PromptInput)
+        assert prompt.text == "Show me order A-1042"  # the message, back in the composer
+        prompt.text = "Show me Grace Hopper's open and shipped orders"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        await wait_for(pilot, lambda: markers(app) == [(2, 2)])
+        assert questions(app) == ["Show me Grace Hopper's open and shipped orders"]
+        assert [c.block.name for c in cards(app)] == ["search_orders", "search_orders"]
+        await pilot.press("alt+up", "alt+up", "alt+up", "alt+up")  # up to the question
+        await pilot.press("alt+left")  # the first version again, whole
+        await wait_for(pilot, lambda: markers(app) == [(1, 2)])
+        assert questions(app) == ["Show me order A-1042"] and [c.block.name for c in cards(app)] == ["get_order"]
+        await pilot.press("alt+right")
+        await wait_for(pilot, lambda: markers(app) == [(2, 2)])
+        await pilot.press("alt+left")
+        await wait_for(pilot, lambda: markers(app) == [(1, 2)])
+        await pilot.press("escape")  # nothing selected any more
+        await pilot.pause(0.2)
+        live = await screen_text(app, pilot)
+        conversation = app.session.conversation
+    reopened = app_for(conversation=conversation)
+    async with reopened.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.3)
+        assert markers(reopened) == [(1, 2)]  # reopened on the version last looked at
+        assert await screen_text(reopened, pilot) == live
+
+
+async def test_regenerate_states_a_side_effect_from_the_other_branch(tmp_path: Path) -> None:
+    app = app_for(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, ADA)
+        assert runs_of(tmp_path) == 1
+        await pilot.press("alt+up", "alt+up", "alt+up", "alt+up", "alt+down")  # the first reply
+        await pilot.press("ctrl+g")
+        await settle(app, pilot)
+        await wait_for(pilot, lambda: (2, 2) in markers(app))
+        ticket = next(c for c in cards(app) if c.block.name == "create_ticket")
+        other_branch = str(ticket._other_branch.render())  # type: ignore[attr-defined]
+        assert other_branch.startswith("⚠ ran on another branch: ") and "T-10001" in other_branch
+        assert "T-10002" in texts(app)  # this branch's own ticket
+        assert ticket.block.state == "ran" and runs_of(tmp_path) == 2  # no approvals yet: it ran again, said so
+        reads = [c for c in cards(app) if c.block.name == "search_orders"]
+        assert reads and all("reused" in str(c._other_branch.render()) for c in reads)  # type: ignore[attr-defined]
+        await pilot.pause(0.2)
+        live = await screen_text(app, pilot)
+        conversation = app.session.conversation
+    reopened = app_for(tmp_path, conversation=conversation)
+    async with reopened.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.3)
+        assert await screen_text(reopened, pilot) == live
+
+
+async def test_slash_fork_opens_a_new_conversation_up_to_the_selected_entry() -> None:
+    app = app_for()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "Show me order A-1042")
+        await send(app, pilot, "Thanks")
+        original = app.session.conversation
+        size = len(app.runtime.store.load(original).tree)  # type: ignore[union-attr]
+        await pilot.press("alt+up", "alt+up", "alt+up")  # the reply before "Thanks"
+        app.screen.query_one(PromptInput).text = "/fork"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.session.conversation != original)
+        await pilot.pause(0.2)
+        assert questions(app) == ["Show me order A-1042"]
+        stored = app.runtime.store.load(app.session.conversation)
+        assert stored is not None and stored.forked_from == original
+        assert len(app.runtime.store.load(original).tree) == size  # type: ignore[union-attr]  # untouched
+        await send(app, pilot, "Show me order A-1042")  # and the fork goes on by itself
+        assert len(app.runtime.store.load(original).tree) == size  # type: ignore[union-attr]
+
+
+async def test_search_opens_a_match_on_its_own_branch_at_the_message() -> None:
+    app = app_for()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "Show me order A-1042")
+        await pilot.press("alt+e")
+        app.screen.query_one(PromptInput).text = "Show me Grace Hopper's open and shipped orders"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        await wait_for(pilot, lambda: markers(app) == [(2, 2)])
+        await pilot.press("ctrl+o")
+        await pilot.pause(0.2)
+        for key in "Carrier":  # a field get_order's result allow-list shows, only on the first branch
+            await pilot.press(key)
+        await pilot.pause(0.2)
+        assert app.screen.query_one(OptionList).option_count >= 1
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: questions(app) == ["Show me order A-1042"])
+        selected = [w for w in app.screen.query(".-selected")]
+        assert selected and "get_order" in [c.block.name for c in cards(app)]
