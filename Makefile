@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup run test test-all bench bench-tui bench-warming bench-mcp bench-memory bench-ledger typecheck lint clean peers-mcp peers-litellm peers
+.PHONY: setup run test test-all bench bench-tui bench-warming bench-mcp bench-memory bench-ledger bench-search typecheck lint clean peers-mcp peers-litellm peers
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -68,6 +68,9 @@ bench-warming: setup
 
 bench-ledger: setup
 	$(BIN)/python benchmarks/bench_ledger.py
+
+bench-search: setup
+	$(BIN)/python benchmarks/bench_search.py
 
 bench-mcp: setup
 	$(BIN)/python benchmarks/bench_mcp.py

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 
+from ..stream.inert import inert_json
 from .common import fail
 
 __all__ = ["register", "run"]
@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.json:
-        print(json.dumps({"conversation": fork, "forked_from": source.id, "forked_at": at}))
+        print(inert_json({"conversation": fork, "forked_from": source.id, "forked_at": at}, indent=None))
     else:
         print(f"forked {source.id[:12]} at entry {at} into {fork}  (callstream open {fork[:12]})")
     return 0

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import sys
 
-from ..stream.inert import inert
+from ..stream.inert import inert, inert_json
 from .common import fail
 
 __all__ = ["register", "run"]
@@ -45,8 +44,7 @@ def run(args: argparse.Namespace) -> int:
     except sqlite3.Error as exc:
         return fail(f"cannot search {path}: {exc}")
     if args.json:
-        json.dump([h.to_dict() for h in hits], sys.stdout, ensure_ascii=False, indent=2)
-        sys.stdout.write("\n")
+        sys.stdout.write(inert_json([h.to_dict() for h in hits]) + "\n")
         return 0
     if not hits:
         print(f"nothing saved matches {inert(text)!r}")

@@ -102,16 +102,43 @@ def fts_query(text: str) -> str:
 
 
 def query(db: sqlite3.Connection, text: str, limit: int = 50) -> list[Hit]:
-    """The best matches first (bm25), one per matching message or block."""
+    """The best matches first (bm25), one per matching message or block.
+
+    FTS5 ranks from its index alone; the snippet is cut here from the best
+    rows' text (FTS5's ``snippet()`` would be computed for every match of a
+    common word before the limit applies, which is where the time went)."""
     match = fts_query(text)
     if not match:
         return []
     rows = db.execute(
-        "SELECT t.conversation, t.seq, t.idx, snippet(search_fts, 0, '[', ']', '…', 12) AS snippet, "
-        "c.title, c.updated, c.model FROM search_fts JOIN search_text t ON t.id = search_fts.rowid "
-        "JOIN conversations c ON c.id = t.conversation WHERE search_fts MATCH ? ORDER BY rank LIMIT ?",
+        "SELECT t.conversation, t.seq, t.idx, t.body, c.title, c.updated, c.model FROM "
+        "(SELECT rowid AS id, rank FROM search_fts WHERE search_fts MATCH ? ORDER BY rank LIMIT ?) AS best "
+        "JOIN search_text t ON t.id = best.id JOIN conversations c ON c.id = t.conversation ORDER BY best.rank",
         (match, limit)).fetchall()
-    return [Hit(r[0], r[1], r[2], " ".join(str(r[3]).split()), r[4], r[5], r[6]) for r in rows]
+    words = [w.lower() for w in re.findall(r"\w+", text)]
+    return [Hit(r[0], r[1], r[2], snippet(r[3], words), r[4], r[5], r[6]) for r in rows]
+
+
+def snippet(body: str, words: list[str], width: int = 90) -> str:
+    """One line around the first word of the query found in ``body``, the
+    found words in [brackets] (the last word matches as a prefix, as it does
+    in the query)."""
+    flat = " ".join(body.split())
+    lower = flat.lower()
+    found = [(m.start(), m.end()) for m in re.finditer(r"\w+", lower)
+             if m.group() in words[:-1] or (words and m.group().startswith(words[-1]))]
+    if not found:
+        return flat[:width] + ("…" if len(flat) > width else "")
+    start = max(0, found[0][0] - width // 3)
+    end = min(len(flat), start + width)
+    out, at = [], start
+    for first, last in found:
+        if first < start or last > end:
+            continue
+        out += [flat[at:first], "[", flat[first:last], "]"]
+        at = last
+    out.append(flat[at:end])
+    return ("…" if start else "") + "".join(out) + ("…" if end < len(flat) else "")
 
 
 def index_existing(db: sqlite3.Connection, display: Display | None = None) -> None:

@@ -1,0 +1,193 @@
+"""Transcripts from and to other clients, one module per format.
+
+Each foreign reader turns its file into a list of neutral ``Step``s — a user
+message, assistant prose or reasoning, a call, a call's result — and
+``conversation_of`` builds callstream entries from them the one way: an
+assistant turn runs until a user message or until results come back; a call
+is ``ran`` (``failed`` where the source marked its result as an error) only
+where the source recorded a result for its id, and a call without one is
+``not run`` in a turn that carries an interruption note saying so. Nothing is
+fabricated: no result for a call that has none, no call for a result that
+has no call (such a result is dropped, and counted).
+
+Readers: ``claude_code`` (session JSONL), ``codex`` (rollout JSONL), ``llm``
+(simonw/llm's ``logs.db``). Writers: ``openai_jsonl`` (the messages array a
+provider would accept); Markdown and the callstream format live in
+``transcripts.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...stream import ReasoningBlock, TextBlock, ToolCallBlock
+from ...stream.limits import TooDeep, loads
+from ..transcripts import ImportError_, StoredEntry, StoredTurn, StoredUser
+
+__all__ = ["Step", "Imported", "conversation_of", "detect", "read_foreign", "FORMATS", "ImportError_"]
+
+#: The formats ``callstream import --from`` names.
+FORMATS = ("callstream", "claude-code", "codex", "llm")
+
+
+@dataclass(slots=True)
+class Step:
+    """One thing the source recorded, in order. ``kind``: user, text,
+    reasoning, call (``call_id``, ``name``, ``arguments``: a dict, or the raw
+    text when the source's was not a JSON object), result (``call_id``,
+    ``text``, ``is_error``)."""
+
+    kind: str
+    text: str = ""
+    call_id: str | None = None
+    name: str = ""
+    arguments: Any = None
+    is_error: bool = False
+
+
+@dataclass(slots=True)
+class Imported:
+    """A foreign conversation, ready for ``store_conversation``."""
+
+    meta: dict[str, Any]
+    entries: list[StoredEntry] = field(default_factory=list)
+    #: Results whose call the source did not record (dropped, never invented into a call).
+    orphans: int = 0
+
+
+def _call_block(step: Step) -> ToolCallBlock:
+    if isinstance(step.arguments, dict):
+        raw, arguments, final = json.dumps(step.arguments, ensure_ascii=False), step.arguments, True
+    else:
+        raw, arguments, final = ("" if step.arguments is None else str(step.arguments)), None, False
+    return ToolCallBlock(id=step.call_id, name=step.name, fragments=[raw] if raw else [], size=len(raw), ended=True,
+                         final=final, arguments=arguments, state="not run",
+                         problem=None if final else "the source's arguments are not a JSON object")
+
+
+def conversation_of(steps: list[Step], meta: dict[str, Any], source: str) -> Imported:
+    """Entries from steps (see the module docstring)."""
+    out = Imported(meta)
+    turn: StoredTurn | None = None
+    calls: dict[str, ToolCallBlock] = {}
+    answered = False  # results came back since the current turn's last call: the next prose is a new turn
+
+    def new_turn() -> StoredTurn:
+        parent = out.entries[-1].seq if out.entries else None
+        made = StoredTurn(len(out.entries), sum(isinstance(e, StoredTurn) for e in out.entries), [],
+                          outcome="complete", parent=parent)
+        out.entries.append(made)
+        return made
+
+    for step in steps:
+        if step.kind == "user":
+            if not step.text.strip():
+                continue
+            parent = out.entries[-1].seq if out.entries else None
+            out.entries.append(StoredUser(len(out.entries), step.text, "done", None, parent))
+            turn, answered = None, False
+        elif step.kind in ("text", "reasoning", "call"):
+            if turn is None or answered:
+                turn, answered = new_turn(), False
+            if step.kind == "call":
+                block = _call_block(step)
+                turn.blocks.append(block)
+                if step.call_id:
+                    calls[step.call_id] = block
+            elif step.text:
+                last = turn.blocks[-1] if turn.blocks else None
+                kind = TextBlock if step.kind == "text" else ReasoningBlock
+                if isinstance(last, kind):
+                    last.text += step.text
+                else:
+                    turn.blocks.append(kind(step.text))
+        elif step.kind == "result":
+            call = calls.get(step.call_id or "")
+            if call is None or call.state != "not run":
+                out.orphans += 1
+                continue
+            call.state = "failed" if step.is_error else "ran"
+            call.result = step.text
+            answered = True
+    for entry in out.entries:
+        if isinstance(entry, StoredTurn):
+            missing = [b.name or "a call" for b in entry.blocks if isinstance(b, ToolCallBlock)
+                       and b.state == "not run"]
+            for block in entry.blocks:
+                if isinstance(block, ToolCallBlock) and block.state == "not run":
+                    block.result = f"Not run: the {source} transcript recorded no result for it."
+            if missing:
+                names = ", ".join(dict.fromkeys(missing))
+                verb = "it" if len(missing) == 1 else "them"
+                entry.outcome, entry.cause = "cut_off", "imported"
+                entry.note = (f"Interrupted: the {source} transcript recorded no result for {names}; "
+                              f"callstream did not run {verb}.")
+    if not any(isinstance(e, StoredUser) for e in out.entries):
+        raise ImportError_(f"the {source} transcript holds no user message")
+    meta.setdefault("title", next(e.text for e in out.entries if isinstance(e, StoredUser))[:80])
+    return out
+
+
+def detect(path: Path) -> str:
+    """Which format ``path`` is in (by content, not by name): a JSONL whose
+    first record is Codex's or Claude Code's, llm's sqlite, else a single
+    JSON document — ours, or the callstream reader says why not."""
+    with path.open("rb") as f:
+        head = f.read(16)
+    if head.startswith(b"SQLite format 3"):
+        return "llm"
+    with path.open(encoding="utf-8", errors="replace") as text:
+        lines = [line for line in (next(text, "") for _ in range(2)) if line.strip()]
+    try:
+        first = json.loads(lines[0]) if lines else None
+    except (ValueError, RecursionError):
+        return "callstream"  # not one JSON record per line: a document (pretty-printed, or not JSON at all)
+    if isinstance(first, dict) and "payload" in first and first.get("type") in (
+            "session_meta", "response_item", "event_msg", "turn_context"):
+        return "codex"
+    if isinstance(first, dict) and ("sessionId" in first or "parentUuid" in first or first.get("type") in (
+            "summary", "user", "assistant", "file-history-snapshot")):
+        return "claude-code"
+    if len(lines) < 2 or (isinstance(first, dict) and "format" in first):
+        return "callstream"
+    raise ImportError_("not a format callstream imports (callstream, Claude Code JSONL, Codex rollout JSONL, "
+                       "llm logs.db); name one with --from")
+
+
+def read_foreign(path: Path, form: str) -> list[Imported]:
+    """The conversations in a foreign file (llm's logs.db may hold many)."""
+    if form == "claude-code":
+        from . import claude_code
+
+        return [claude_code.read(path)]
+    if form == "codex":
+        from . import codex
+
+        return [codex.read(path)]
+    if form == "llm":
+        from . import llm
+
+        return llm.read(path)
+    raise ImportError_(f"unknown format {form!r} (one of {', '.join(FORMATS)})")
+
+
+def jsonl(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of a JSONL file, one per line; a damaged line is a
+    stated error naming it (a transcript cut mid-write loses only its last line)."""
+    records: list[dict[str, Any]] = []
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = loads(line)
+        except (ValueError, RecursionError, TooDeep):
+            if number == len(lines):
+                break  # the last line of a file still being written
+            raise ImportError_(f"line {number} is not JSON") from None
+        if isinstance(record, dict):
+            records.append(record)
+    return records
