@@ -9,6 +9,7 @@ import asyncio
 import json
 import shutil
 import sqlite3
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 
 from app.config import CommandToolConfig, Config, ProviderProfile
-from app.ledger import Ledger, idempotency_key
+from app.ledger import SqliteLedger, idempotency_key
 from app.runtime import Runtime, open_runtime
 from app.store.schema import SCHEMA_VERSION, SchemaError
 from app.store.transcripts import Store, StoredTurn, StoredUser, export_document, history_of
@@ -79,7 +80,7 @@ def test_a_linear_store_from_the_previous_version_migrates_with_nothing_lost(hom
     path = home / "callstream.db"
     shutil.copy(DATA / "store-v1.db", path)
     before = json.loads((DATA / "store-v1.export.json").read_text())
-    ledger = Ledger(path)  # the runtime opens the ledger first
+    ledger = SqliteLedger(path)  # the runtime opens the ledger first
     store = Store(path)
     assert store._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     for old in before:
@@ -95,7 +96,8 @@ def test_a_linear_store_from_the_previous_version_migrates_with_nothing_lost(hom
             _validate(target, body)
     # the old ledger rows are on the main branch, and their keys are the keys they always were
     rows = ledger.entries()
-    assert rows and all(r["branch"] == "" for r in rows)
+    branches = store.turn_branches()
+    assert rows and all(branches[(r["conversation"], r["turn"])] == "" for r in rows)
     for row in rows:
         arguments = json.loads(row["arguments"])
         assert row["key"] == idempotency_key(row["conversation"], row["turn"], row["tool"], arguments,
@@ -239,9 +241,15 @@ def test_a_side_effect_regenerated_on_a_sibling_branch_is_stated_and_reads_are_r
     # the ledger holds both branches' keys for the ticket, and for the reads
     rows = [r for r in runtime.ledger.entries(session.conversation) if r["tool"] == "create_ticket"]
     assert len(rows) == 2 and rows[0]["key"] != rows[1]["key"]
-    assert rows[0]["branch"] == "" and rows[1]["branch"] == session.branch != ""
+    branches = runtime.store.turn_branches()
+    assert [branches[(r["conversation"], r["turn"])] for r in rows] == ["", session.branch] and session.branch
     assert {old_ticket.key, new_ticket.key} == {r["key"] for r in rows}
     runtime.close()
+    (home / "config.toml").write_text("")
+    printed = subprocess.run([sys.executable, "-m", "app", "ledger", "--json", "--conversation", session.conversation],
+                             cwd=ROOT, capture_output=True, text=True, timeout=60)
+    tickets = [e for e in json.loads(printed.stdout) if e["tool"] == "create_ticket"]
+    assert [e["branch"] for e in tickets] == ["", session.branch]  # `callstream ledger` shows both branches' keys
 
 
 def test_the_same_call_on_the_same_branch_is_not_another_branch(home: Path, tmp_path: Path) -> None:
