@@ -37,12 +37,9 @@ def app_for(tmp_path: Path | None = None, conversation: str | None = None) -> Ca
 
 async def screen_text(app: CallstreamApp, pilot: Any) -> list[tuple[str, str, str]]:
     """What the screen shows, glyph run by glyph run with its place: the
-    SVG's text without the way Rich happened to split the background —
-    scrolled to the latest output once the layout settled (End), as a
-    person would look at it."""
-    await pilot.pause(0.2)
-    app.screen.action_jump_to_latest()  # type: ignore[attr-defined]
-    await pilot.pause(0.2)
+    SVG's text without the way Rich happened to split the background,
+    once the layout settled."""
+    await pilot.pause(0.3)
     svg = app.export_screenshot()
     runs = re.findall(r'<text[^>]*x="([^"]+)" y="([^"]+)"[^>]*>(.*?)</text>', svg)
     return [(html.unescape(text), x, y) for x, y, text in runs]

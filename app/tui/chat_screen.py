@@ -199,6 +199,7 @@ class ChatScreen(Screen[None]):
                 widget.remove_class("-selected")
         self._selected = seq
         if seq is None:
+            self.query_one("#conversation", VerticalScroll).anchor()  # follow the latest output again
             return
         widgets = self._widgets_of(seq)
         for widget in widgets:
