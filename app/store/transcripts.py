@@ -202,6 +202,7 @@ class Store:
     def add_user(self, conversation: str, text: str, parent: int | None = None, branch: str = "") -> int:
         with self.transaction():  # the seq is chosen under the write lock: two processes never share one
             seq = self._next_seq(conversation)
+            parent = self._attach(conversation, parent, branch)
             self._db.execute("INSERT INTO entries (conversation, seq, kind, text, state, started, parent, branch) "
                              "VALUES (?, ?, 'user', ?, 'done', ?, ?, ?)",
                              (conversation, seq, text, time.time(), parent, branch))
@@ -210,6 +211,25 @@ class Store:
             search.put(self._db, conversation, seq, search.USER, text)
             self._touch(conversation, seq)
         return seq
+
+    def _attach(self, conversation: str, parent: int | None, branch: str) -> int | None:
+        """Where a new entry goes (inside the write transaction): after
+        ``parent``, unless another process on the same branch has already
+        written after it — then after the latest entry it wrote there, so two
+        writers on one line of conversation interleave along it instead of
+        forking it. A new branch is one session's alone, so an edit or a
+        regeneration stays beside the entry it replaces."""
+        if parent is None:
+            row = self._db.execute("SELECT MIN(seq) FROM entries WHERE conversation = ? AND parent IS NULL AND "
+                                   "branch = ?", (conversation, branch)).fetchone()
+            if row[0] is None:
+                return None
+            parent = row[0]
+        row = self._db.execute(
+            "WITH RECURSIVE below(seq) AS (SELECT ? UNION ALL SELECT e.seq FROM entries e JOIN below b "
+            "ON e.parent = b.seq WHERE e.conversation = ? AND e.branch = ?) SELECT MAX(seq) FROM below",
+            (parent, conversation, branch)).fetchone()
+        return int(row[0])
 
     def _next_seq(self, conversation: str) -> int:
         row = self._db.execute("SELECT MAX(seq) FROM entries WHERE conversation = ?", (conversation,)).fetchone()
@@ -226,6 +246,7 @@ class Store:
                                    (conversation,)).fetchone()
             turn = (row[0] if row[0] is not None else -1) + 1
             seq = self._next_seq(conversation)
+            parent = self._attach(conversation, parent, branch)
             self._db.execute("INSERT INTO entries (conversation, seq, kind, turn, state, attempts, started, parent, "
                              "branch) VALUES (?, ?, 'turn', ?, 'streaming', 0, ?, ?, ?)",
                              (conversation, seq, turn, time.time(), parent, branch))
@@ -247,6 +268,7 @@ class Store:
                                    "AND turn = ?", (conversation, turn)).fetchone()
             if row is None:
                 seq = self._next_seq(conversation)
+                parent = self._attach(conversation, parent, branch)
                 self._db.execute("INSERT INTO entries (conversation, seq, kind, turn, state, attempts, started, "
                                  "parent, branch) VALUES (?, ?, 'turn', ?, 'streaming', ?, ?, ?, ?)",
                                  (conversation, seq, turn, attempt, time.time(), parent, branch))
