@@ -94,3 +94,32 @@ def test_ask_against_a_real_llama_cpp_server(peer: str, home: Path) -> None:
     assert calls[0]["state"] == "ran", calls[0]
     assert len([f for f in fragments if f]) > 3  # it formed over many fragments
     assert len(effect.read_text().splitlines()) == len([c for c in calls if c["state"] == "ran"])
+
+
+@pytest.mark.parametrize("name", [pytest.param("chat", marks=pytest.mark.slow), "responses",
+                                  pytest.param("messages", marks=pytest.mark.slow)])
+def test_llama_server_parallel_calls_in_each_of_its_formats(peer: str, name: str) -> None:
+    """The requests that made tests/captures/, sent live: each format's two calls assemble and are final
+    (Responses without output_index among them). The captures cover chat and messages byte for byte;
+    their live runs are the slow variants (a ~450-token prompt each on a 135M model)."""
+    import importlib.util
+
+    import httpx
+
+    from app.stream import StreamParser
+
+    spec = importlib.util.spec_from_file_location("capture", ROOT / "tests" / "captures" / "capture.py")
+    assert spec is not None and spec.loader is not None
+    capture = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(capture)
+    path, body = capture.REQUESTS[name]
+    parser = StreamParser()
+    with httpx.stream("POST", peer.removesuffix("/v1") + path, json=body, timeout=120) as response:
+        assert response.status_code == 200
+        for chunk in response.iter_raw():
+            parser.feed(chunk)
+    turn = parser.close()
+    assert turn.outcome == "complete", turn.error
+    calls = [c for c in turn.calls if c.final]
+    assert [c.name for c in calls] == ["get_weather", "get_time"]
+    assert all(isinstance(c.arguments, dict) and c.arguments.get("city") for c in calls)
