@@ -4,8 +4,11 @@ Conversations with side-effecting calls under random fault schedules: the
 stream is cut before a call's end, cut or errored after it (so it was already
 dispatched), a tool fails while running, the process "crashes" between a claim
 and its result (a claim left by a dead process), and each turn is retried 0–3
-times. Invariants: every side effect happens at most once per key, every call
-ends in a terminal state, and nothing runs unless its call ended in the stream.
+times — and the model asked again is a sampling model: its retry regenerates
+the calls with other arguments, omits them, or reorders them (issue 12).
+Invariants: every side effect happens at most once per key, every call ends in
+a terminal state, nothing runs unless its call ended in the stream, and every
+call that ran is in the history with its real result and shown as having run.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import tempfile
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +36,8 @@ from tests import streamgen
 from tests.ledgers import leave_dead_claim
 
 FAULTS = ["cut_before_end", "cut_after_end", "error_after_end", "complete"]
+#: What the model writes when the same request comes again (a retry).
+RETRIES = ["same", "regenerate", "omit", "reorder"]
 
 
 class _Body(httpx.AsyncByteStream):
@@ -59,10 +65,15 @@ class ExactlyOnce(RuleBasedStateMachine):
         self.calls: list[dict[str, Any]] = []
         self.records: list[Any] = []
         self.crashed: set[str] = set()
+        self.retry_shape = "same"
+        self._asked = 0
+        #: The arguments of every run in the current send.
+        self.sent_runs: list[str] = []
 
         async def effect(arguments: dict[str, Any], ctx: ToolContext) -> str:
             self.runs[ctx.idempotency_key] = self.runs.get(ctx.idempotency_key, 0) + 1
             self.ran_args.append((self._turn_of_request, json.dumps(arguments, sort_keys=True)))
+            self.sent_runs.append(json.dumps(arguments, sort_keys=True))
             await asyncio.sleep(0)
             if arguments.get("boom"):
                 raise ToolError("the downstream service failed")
@@ -84,33 +95,49 @@ class ExactlyOnce(RuleBasedStateMachine):
             data = streamgen.anthropic([("text", "Noted.")], stop_reason="end_turn")
             return httpx.Response(200, stream=_Body(data, False))
         fault = self.schedule.pop(0) if self.schedule else "complete"
+        self._asked += 1
+        calls = self.calls
+        if self._asked > 1:  # the same question again: a sampling model writes another answer
+            if self.retry_shape == "regenerate":
+                calls = [{**args, "n": args["n"] + 10} for args in calls]
+            elif self.retry_shape == "omit":
+                calls = []
+            elif self.retry_shape == "reorder":
+                calls = list(reversed(calls))
+        if not calls:
+            data = streamgen.anthropic([("text", "Nothing to do.")], stop_reason="end_turn")
+            return httpx.Response(200, stream=_Body(data, False))
         script: list[Any] = [("text", "On it. ")]
-        for slot, args in enumerate(self.calls):
+        for slot, args in enumerate(calls):
             script += streamgen.call_script(slot, f"t{slot}", "effect", json.dumps(args), 5)
         if fault == "cut_before_end":
             last_end = max(i for i, step in enumerate(script) if step[0] == "end")
             data = streamgen.anthropic(script[:last_end], stop_reason=None, stop=False)
-            ended = [json.dumps(a, sort_keys=True) for a in self.calls[:-1]]
+            ended = [json.dumps(a, sort_keys=True) for a in calls[:-1]]
             cut = True
         elif fault in ("cut_after_end", "error_after_end"):
             data = streamgen.anthropic(script, stop_reason=None, stop=False)
             if fault == "error_after_end":
                 data += b"".join(streamgen.MessagesEncoder().error("Overloaded"))
-            ended = [json.dumps(a, sort_keys=True) for a in self.calls]
+            ended = [json.dumps(a, sort_keys=True) for a in calls]
             cut = fault == "cut_after_end"
         else:
             data = streamgen.anthropic(script)
-            ended = [json.dumps(a, sort_keys=True) for a in self.calls]
+            ended = [json.dumps(a, sort_keys=True) for a in calls]
             cut = False
         self.ended.update((self._turn_of_request, a) for a in ended)
         return httpx.Response(200, stream=_Body(data, cut))
 
     @rule(schedule=st.lists(st.sampled_from(FAULTS), max_size=4),
           calls=st.lists(st.sampled_from([{"n": 1}, {"n": 2}, {"n": 1, "boom": True}]), min_size=1, max_size=3),
-          retries=st.integers(min_value=0, max_value=3))
-    def send(self, schedule: list[str], calls: list[dict[str, Any]], retries: int) -> None:
+          retries=st.integers(min_value=0, max_value=3), retry_shape=st.sampled_from(RETRIES))
+    def send(self, schedule: list[str], calls: list[dict[str, Any]], retries: int, retry_shape: str = "same") -> None:
         self.schedule = list(schedule)
         self.calls = calls
+        self.retry_shape = retry_shape
+        self._asked = 0
+        self.sent_runs = []
+        start = len(self.history)
         self._turn_of_request = self.next_turn
         client = httpx.AsyncClient(transport=httpx.MockTransport(self._reply))
         session = ChatSession(Endpoint("anthropic", "http://model.test", "m", "test"), self.registry, self.ledger,
@@ -127,6 +154,22 @@ class ExactlyOnce(RuleBasedStateMachine):
         self.history = session.history
         self.next_turn = session.next_turn
         self.records += session.turns
+        self._every_run_is_in_the_history(session, start)
+
+    def _every_run_is_in_the_history(self, session: ChatSession, start: int) -> None:
+        """What ran this send is in the history the model sees next (its call and
+        its real result) and on screen as having run — whatever the retry wrote."""
+        from app.conversation import Assistant, ToolResult
+
+        new = session.history[start:]
+        called = {c.id: json.dumps(c.arguments, sort_keys=True) for e in new if isinstance(e, Assistant)
+                  for c in e.calls}
+        answered = Counter(called[e.call_id] for e in new if isinstance(e, ToolResult) and e.call_id in called)
+        shown = Counter(json.dumps(b.arguments, sort_keys=True) for t in session.turns for b in t.blocks
+                        if isinstance(b, ToolCallBlock) and b.state in ("ran", "failed") and not b.reused)
+        ran = Counter(self.sent_runs)
+        assert not ran - answered, (ran, answered)
+        assert not ran - shown, (ran, shown)
 
     @rule(calls=st.sampled_from([[{"n": 1}], [{"n": 2}, {"n": 1}]]))
     def crash_between_claim_and_result(self, calls: list[dict[str, Any]]) -> None:

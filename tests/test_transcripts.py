@@ -23,7 +23,7 @@ from app.config import Config
 from app.conversation import Assistant, ToolResult
 from app.ledger import SqliteLedger
 from app.paths import data_dir
-from app.store.transcripts import Store, history_of
+from app.store.transcripts import Store, export_document, history_of
 from app.stream import ToolCallBlock, block_record
 from app.stream.dialects import REQUEST_BUILDERS
 from app.tools.registry import Registry
@@ -279,3 +279,52 @@ def test_a_record_that_holds_its_buffer_inline_still_loads(home: Path) -> None:
     calls = [b for item in stored(conversation).items if hasattr(item, "blocks") for b in item.blocks
              if b.type == "tool_call"]
     assert calls and all(c.arguments_raw and c.arguments == json.loads(c.arguments_raw) for c in calls)
+
+
+def test_sigkill_while_a_call_forms_reopens_showing_it_and_the_note_that_names_it(home: Path) -> None:
+    """20 kill -9 at random moments while the create_ticket call of /demo long
+    forms: each reopens with the forming call (name, raw buffer kept for the
+    log), marked not run, and the whole note naming it; the export, the
+    reopen and the next request agree."""
+    rng = random.Random(20261201)
+    note = "Interrupted: callstream stopped while create_ticket was being prepared; it was not run."
+    buffers = 0
+    delays = [rng.uniform(0.0, 2.0) for _ in range(20)]  # a random moment while it forms (it takes ~5 s)
+
+    def kill_while_forming(run: int) -> None:
+        worker = subprocess.Popen([sys.executable, "-m", "tests.kill_worker", f"forming-{run}", "forming"], cwd=ROOT,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+        assert worker.stdout is not None
+        try:
+            assert worker.stdout.readline().strip() == "started", worker.stderr.read() if worker.stderr else ""
+            assert worker.stdout.readline().strip() == "forming"
+            time.sleep(delays[run])
+        finally:
+            worker.send_signal(signal.SIGKILL)
+            worker.wait(10)
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as pool:  # four at a time: each is killed relative to its own call forming
+        list(pool.map(kill_while_forming, range(20)))
+    for run in range(20):
+        conversation = f"forming-{run}"
+        conv = stored(conversation)
+        assert conv is not None
+        (turn,) = [i for i in conv.items if hasattr(i, "blocks")]
+        assert turn.killed and turn.note == note, (run, turn.note)
+        (call,) = [b for b in turn.blocks if isinstance(b, ToolCallBlock)]
+        assert call.name == "create_ticket" and call.state == "not run", (run, call.state)
+        assert call.result == "Not run: callstream stopped while it was being prepared."
+        raw = call.arguments_raw
+        assert raw == "" or raw.startswith('{"order_id": "A-1042"'), (run, raw[:40])
+        buffers += bool(raw)
+        exported = export_document(conv)["items"][-1]
+        assert exported["note"] == note and exported["killed"]
+        assert [b["state"] for b in exported["blocks"] if b["type"] == "tool_call"] == ["not run"]
+        assert next(b for b in exported["blocks"] if b["type"] == "tool_call")["arguments_raw"] == raw
+        history = history_of(conv)
+        assert history[-1] == Assistant(turn.blocks[0].text, [], note)  # no call, no result: the note
+        _, body = REQUEST_BUILDERS["anthropic"]("m", history, [], None)
+        assert body["messages"][-1]["content"][0]["text"].endswith(f"[{note}]")
+    assert buffers >= 10, buffers  # most kills land after some of the buffer was written

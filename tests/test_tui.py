@@ -127,8 +127,10 @@ async def test_a_call_caught_mid_formation(tmp_path: Path, request: pytest.Fixtu
                 def formed() -> bool:
                     found = cards(app)
                     prose = list(app.screen.query(ProseBlock))
-                    return bool(found) and bool(prose) and "Searching." in prose[0].source and (
-                        "Customer  Ada Lovelace" in str(found[0].query_one(".card-fields", Static).render()))
+                    # everything up to the hold has arrived: the customer stable, the status begun
+                    fields = str(found[0].query_one(".card-fields", Static).render()) if found else ""
+                    return bool(prose) and "Searching." in prose[0].source and (
+                        "Customer  Ada Lovelace" in fields and "Status" in fields)
 
                 await wait_for(pilot, formed)
                 await wait_for(pilot, lambda: not app.screen.query_one(PromptInput).text)
@@ -438,3 +440,32 @@ async def test_ctrl_o_lists_transcripts_and_opens_one() -> None:
         assert [c.block.name for c in cards(app)] == ["get_order"]
         await send(app, pilot, "Thanks")  # and the conversation goes on
         assert len(app.session.history) > 3
+
+
+async def test_a_turn_killed_while_a_call_formed_reopens_with_the_card_and_the_note() -> None:
+    import os
+    import signal
+    import subprocess
+
+    from tests.conftest import ROOT
+
+    worker = subprocess.Popen([sys.executable, "-m", "tests.kill_worker", "killed-forming", "forming"], cwd=ROOT,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+    assert worker.stdout is not None
+    try:
+        assert worker.stdout.readline().strip() == "started"
+        assert worker.stdout.readline().strip() == "forming"
+        await asyncio.sleep(1.0)  # let some of the 200 KB body stream (it takes ~5 s); any moment will do
+    finally:
+        worker.send_signal(signal.SIGKILL)
+        worker.wait(10)
+    app = make_app(config=demo_config(), conversation="killed-forming")
+    app.cursor_blink = False
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.3)
+        (card,) = cards(app)
+        assert (card.block.name, card.block.state) == ("create_ticket", "not run")
+        fields = str(card.query_one(".card-fields", Static).render())
+        assert "A-1042" in fields and '"' not in fields  # the stable allow-listed fields, never raw JSON
+        notes = [str(n.render()) for n in app.screen.query(NoteBlock)]
+        assert "Interrupted: callstream stopped while create_ticket was being prepared; it was not run." in notes

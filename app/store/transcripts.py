@@ -58,6 +58,9 @@ __all__ = ["Store", "StoredTurn", "StoredUser", "StoredEntry", "Conversation", "
            "retry_point", "export_document", "import_document", "store_conversation", "markdown_of", "ImportError_",
            "VERSION"]
 
+#: A forming call's buffer up to this size is rewritten at every flush; past it, only as it grows by a quarter.
+_SMALL_BUFFER = 65_536
+
 #: What a reopen says about a turn the process did not live to finish.
 KILLED = "callstream stopped"
 
@@ -565,6 +568,8 @@ class TranscriptWriter:
         self.conversation = session.conversation
         self._seq: dict[int, int] = {}
         self._last_flush = 0.0
+        #: Block index → the size of a forming call's buffer when it was last written.
+        self._flushed: dict[int, int] = {}
         self._provider = provider
         #: The entries this session knows (every branch): loaded with it, or written by it.
         self._known: set[int] = {item.seq for item in stored.tree} if stored else set()
@@ -620,13 +625,19 @@ class TranscriptWriter:
             seq = self.store.start_turn(conv, event.turn, event.attempt, session.position, session.branch)
             self._seq[event.turn] = session.position = seq
             self._known.add(seq)
+            self._flushed.clear()
         elif isinstance(event, BlockOpened):
             if event.index > 0:  # the block before it is complete
                 self._put(event.turn, event.index - 1)
+            if event.block.type == "tool_call":
+                # a forming call is on screen from its announcement, so it is in the store from then:
+                # a process killed while it forms reopens showing it (name, stable fields, raw buffer)
+                self._put(event.turn, event.index)
+                self._flushed[event.index] = 0
         elif isinstance(event, BlockGrew):
             now = time.monotonic()
-            if now - self._last_flush > 0.5 and self._is_prose(event.turn, event.index):
-                # prose in progress, at most twice a second; a call's buffer waits for the call to end
+            if now - self._last_flush > 0.5 and self._worth_flushing(event.turn, event.index):
+                # work in progress, at most twice a second
                 self._last_flush = now
                 self._put(event.turn, event.index)
         elif isinstance(event, CallState):
@@ -658,9 +669,20 @@ class TranscriptWriter:
             return turns[-1]  # the turn in progress: the common case, no search
         return next((t for t in reversed(turns) if t.index == turn), None)
 
-    def _is_prose(self, turn: int, index: int) -> bool:
+    def _worth_flushing(self, turn: int, index: int) -> bool:
+        """Prose always; a forming call's buffer while small, then each time it
+        grew by a quarter, so rewriting it stays linear in its size overall."""
         record = self._record(turn)
-        return record is not None and index < len(record.blocks) and record.blocks[index].type != "tool_call"
+        if record is None or index >= len(record.blocks):
+            return False
+        block = record.blocks[index]
+        if not isinstance(block, ToolCallBlock):
+            return True
+        last = self._flushed.get(index, 0)
+        if block.size == last or (block.size > _SMALL_BUFFER and block.size < last * 1.25):
+            return False
+        self._flushed[index] = block.size
+        return True
 
     def _put(self, turn: int, index: int) -> None:
         seq = self._seq.get(turn)
