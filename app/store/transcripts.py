@@ -308,7 +308,7 @@ class Store:
                 record.pop("arguments", None)
                 key = (conversation, seq, index)
                 last = self._written.get(key)
-                if last is not raw and last != raw:
+                if last is not raw and last != raw and (raw or last is not None):  # no row for a buffer not begun
                     self._db.execute("INSERT OR REPLACE INTO call_arguments VALUES (?, ?, ?, ?)",
                                      (conversation, seq, index, raw))
                     self._written[key] = raw
