@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup run test test-all bench bench-tui bench-warming bench-mcp bench-memory bench-ledger bench-search typecheck lint clean peers-mcp peers-litellm peers
+.PHONY: setup run test test-all bench bench-tui bench-warming bench-mcp bench-memory bench-ledger bench-search bench-many-calls typecheck lint clean peers-mcp peers-litellm peers
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -80,6 +80,9 @@ bench-memory: setup
 
 bench-startup: setup
 	$(BIN)/python benchmarks/bench_startup.py
+
+bench-many-calls: setup
+	$(BIN)/python benchmarks/bench_many_calls.py --all
 
 typecheck: setup
 	$(BIN)/mypy
