@@ -35,14 +35,18 @@ def app_for(tmp_path: Path | None = None, conversation: str | None = None) -> Ca
     return app
 
 
-async def screen_text(app: CallstreamApp, pilot: Any) -> list[tuple[str, str, str]]:
-    """What the screen shows, glyph run by glyph run with its place: the
-    SVG's text without the way Rich happened to split the background,
-    once the layout settled."""
+async def screen_text(app: CallstreamApp, pilot: Any) -> list[tuple[str, str]]:
+    """What the screen shows, glyph run by glyph run, top to bottom, with its
+    column: the SVG's text without the way Rich happened to split the
+    background, and without the conversation's vertical offset (a short
+    conversation sits at the top or, anchored, at the bottom of its scroll
+    view depending on when its prose finished measuring — the same screen
+    either way)."""
     await pilot.pause(0.3)
     svg = app.export_screenshot()
     runs = re.findall(r'<text[^>]*x="([^"]+)" y="([^"]+)"[^>]*>(.*?)</text>', svg)
-    return [(html.unescape(text), x, y) for x, y, text in runs]
+    ordered = sorted(((float(y), float(x), html.unescape(text)) for x, y, text in runs), key=lambda r: (r[0], r[1]))
+    return [(text, f"{x:g}") for _, x, text in ordered]
 
 
 def markers(app: CallstreamApp) -> list[tuple[int, int]]:
