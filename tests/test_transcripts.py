@@ -331,3 +331,38 @@ def test_sigkill_while_a_call_forms_reopens_showing_it_and_the_note_that_names_i
         _, body = REQUEST_BUILDERS["anthropic"]("m", history, [], None)
         assert body["messages"][-1]["content"][0]["text"].endswith(f"[{note}]")
     assert buffers >= 10, buffers  # most kills land after some of the buffer was written
+
+
+def test_ctrl_r_on_a_reopened_turn_whose_call_ran_continues_from_it(home: Path) -> None:
+    """The stream dropped after the ticket was filed and the loop had no
+    retries left: reopened, Ctrl+R does not regenerate that turn (the ticket
+    would be written again by a sampling model); it continues from it."""
+    import asyncio
+
+    from app.runtime import open_runtime
+    from app.tools.store import SupportStore
+
+    first = converse(["/demo retry-after-dispatch"], demo_config("anthropic", retries=0))
+    assert [b.state for b in first.turns[0].blocks if isinstance(b, ToolCallBlock)] == ["ran", "not run"]
+    runtime = open_runtime(config=demo_config("anthropic", retries=0))
+    session = runtime.session(first.conversation)
+    assert session.can_retry()
+
+    async def retry() -> str:
+        try:
+            return (await session.retry_last()).status
+        finally:
+            await session.aclose()
+            runtime.close()
+
+    assert asyncio.run(retry()) == "done"
+    assert session.turns[0].index == first.turns[-1].index + 1  # a new turn after it, not the same one again
+    support = SupportStore(data_dir() / "support.db")
+    try:
+        assert len(support.tickets()) == 1  # filed once
+    finally:
+        support.close()
+    conv = stored(first.conversation)
+    turns = [i for i in conv.items if hasattr(i, "blocks")]
+    assert [b.state for b in turns[0].blocks if isinstance(b, ToolCallBlock)] == ["ran", "not run"]
+    assert turns[0].note and turns[-1].outcome == "complete"
