@@ -546,7 +546,6 @@ class ChatSession:
             elif isinstance(update, CallClosed):
                 call = blocks[update.index]
                 assert isinstance(call, ToolCallBlock)
-                call.preview = None  # the forming decode's copy of the values: the final arguments replace it
                 if call.provider_executed:
                     continue
                 verdict = finalise(call, self.registry, self._offered)
