@@ -26,6 +26,7 @@ from .store.transcripts import (
     history_of,
     retry_point,
 )
+from .tools.approvals import Approvals
 from .tools.registry import Registry
 
 __all__ = ["Runtime", "open_runtime", "offered_tools"]
@@ -61,7 +62,8 @@ class Runtime:
         return self.registry.scoped(offered_tools(profile or self.profile, self.config))
 
     def session(self, conversation: str | None = None, offer_tools: bool = True,
-                head: int | None = None) -> ChatSession:
+                head: int | None = None,
+                approvals: Approvals | None = None) -> ChatSession:
         """A session for a new conversation, or one continuing a stored one
         (its id, or a unique prefix of it; at entry ``head``'s branch, else
         where it was last shown). Raises ConfigError if not found."""
@@ -86,6 +88,8 @@ class Runtime:
             max_calls_per_turn=self.config.max_calls_per_turn, max_concurrent_tools=self.config.max_concurrent_tools,
             timeouts=Timeouts(self.profile.connect_timeout, self.profile.read_timeout, self.profile.deadline),
             team=self.config.team)
+        # the TUI asks; ``ask`` passes its own (nobody to ask: fail closed unless --approve)
+        session.approvals = approvals if approvals is not None else Approvals.from_config(self.config)
         writer = TranscriptWriter(self.store, session, self.profile.provider, stored)
         session.listeners.append(writer)
         session.turn_source = writer.allocate_turn

@@ -9,6 +9,7 @@ from app.chat.providers import Endpoint
 from app.chat.session import ChatSession
 from app.config import Config, ProviderProfile
 from app.runtime import open_runtime
+from app.tools.approvals import Approvals
 
 
 def demo_config(dialect: str = "openai-chat", retries: int = 3) -> Config:
@@ -19,7 +20,8 @@ def demo_config(dialect: str = "openai-chat", retries: int = 3) -> Config:
 def converse(messages: list[str], config: Config | None = None, endpoint: Endpoint | None = None,
              conversation: str | None = None) -> ChatSession:
     runtime = open_runtime(config=config or demo_config(), endpoint=endpoint)
-    session = runtime.session(conversation)
+    # nobody answers here: every call runs as it did before approvals (their tests are tests/test_approvals.py)
+    session = runtime.session(conversation, approvals=Approvals.from_config(runtime.config, approve="all"))
 
     async def go() -> None:
         try:

@@ -12,13 +12,14 @@ import sys
 from app.chat.events import BlockOpened, CallState, ChatEvent
 from app.config import Config, ProviderProfile
 from app.runtime import open_runtime
+from app.tools.approvals import Approvals
 
 
 async def main(conversation: str, forming: bool = False, speed: float = 20.0) -> None:
     config = Config(providers={"demo": ProviderProfile(name="demo", provider="demo", demo_speed=speed,
                                                        demo_dialect="anthropic")}, default="demo")
     runtime = open_runtime(config=config)
-    session = runtime.session()
+    session = runtime.session(approvals=Approvals.from_config(runtime.config, approve="all"))
     runtime.store._db.execute("UPDATE conversations SET id = ? WHERE id = ?", (conversation, session.conversation))
     session.conversation = conversation
     for listener in session.listeners:

@@ -36,7 +36,7 @@ def ask(*args: str, **kwargs: object) -> tuple[int, str, str]:
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_ask_two_searches_then_a_ticket_in_every_dialect(demo_config: Path, dialect: str) -> None:
-    code, out, err = ask(PROMPT, f"demo-{dialect}", as_json=True)
+    code, out, err = ask(PROMPT, f"demo-{dialect}", as_json=True, approve="create_ticket")
     assert code == 0, err
     document = json.loads(out)
     turns = document["turns"]
@@ -52,14 +52,14 @@ def test_ask_two_searches_then_a_ticket_in_every_dialect(demo_config: Path, dial
 
 
 def test_ask_human_output_lists_calls_with_allow_listed_fields(demo_config: Path) -> None:
-    code, out, _ = ask(PROMPT, "demo-anthropic")
+    code, out, _ = ask(PROMPT, "demo-anthropic", approve="create_ticket")
     assert code == 0
     assert "⚙ search_orders · ran · Customer: Ada Lovelace · Status: open" in out
     assert "⚙ create_ticket · ran · Order: A-1042" in out and "→ Ticket: T-" in out
 
 
 def test_ask_recovers_from_a_cut_off_and_says_so(demo_config: Path) -> None:
-    code, out, err = ask("/demo cutoff", "demo-openai-responses")
+    code, out, err = ask("/demo cutoff", "demo-openai-responses", approve="create_ticket")
     assert code == 0
     assert "Attempt 1 failed: the connection dropped" in err
     assert "ticket T-" in out
@@ -133,3 +133,46 @@ def test_serve_demo_answers_the_official_sdk(home: Path) -> None:
     finally:
         process.terminate()
         process.wait(10)
+
+
+# -- approvals: ask never prompts -------------------------------------------------------
+
+
+def test_ask_fails_closed_when_a_call_needs_approval(demo_config: Path) -> None:
+    code, out, err = ask(PROMPT, "demo-anthropic", as_json=True)
+    assert code == 1
+    document = json.loads(out)
+    assert document["status"] == "needs_approval"
+    assert "create_ticket needs approval" in document["message"]
+    ticket = [b for t in document["turns"] for b in t["blocks"] if b.get("name") == "create_ticket"]
+    assert [b["state"] for b in ticket] == ["needs approval"] and ticket[0]["key"]
+    searches = [b["state"] for t in document["turns"] for b in t["blocks"] if b.get("name") == "search_orders"]
+    assert searches == ["ran", "ran"]  # read-only tools run without asking
+
+
+def test_ask_approve_answers_a_stored_pending_approval_once(demo_config: Path, home: Path) -> None:
+    code, out, _ = ask(PROMPT, "demo-anthropic", as_json=True)
+    assert code == 1
+    conversation = json.loads(out)["conversation"]
+    code, out, err = ask("go ahead", "demo-anthropic", conversation=conversation, as_json=True,
+                         approve="create_ticket")
+    assert code == 0, err
+    from app.ledger import SqliteLedger
+
+    ledger = SqliteLedger(home / "home" / "callstream.db")
+    tickets = [e for e in ledger.entries(conversation) if e["tool"] == "create_ticket"]
+    ledger.close()
+    assert [e["state"] for e in tickets] == ["ran"]  # the pending call ran, once
+    code, _, _ = ask("again", "demo-anthropic", conversation=conversation, approve="create_ticket")
+    ledger = SqliteLedger(home / "home" / "callstream.db")
+    assert len([e for e in ledger.entries(conversation) if e["tool"] == "create_ticket"]) == 1
+    ledger.close()
+
+
+def test_a_deny_rule_beats_an_allow_rule_and_the_model_is_told(demo_config: Path) -> None:
+    with demo_config.open("a") as handle:
+        handle.write('\n[approval]\nallow = ["create_ticket"]\ndeny = ["create_*"]\n')
+    code, out, err = ask(PROMPT, "demo-anthropic", as_json=True, approve="create_ticket")
+    document = json.loads(out)
+    ticket = [b for t in document["turns"] for b in t["blocks"] if b.get("name") == "create_ticket"]
+    assert ticket[0]["state"] == "denied" and "[approval] deny" in ticket[0]["result"]

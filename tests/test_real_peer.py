@@ -83,7 +83,7 @@ def test_ask_against_a_real_llama_cpp_server(peer: str, home: Path) -> None:
     ask_module.ChatSession = Watching  # type: ignore[misc]
     try:
         out, err = io.StringIO(), io.StringIO()
-        run_ask("Record a note that says: buy milk", as_json=True, out=out, err=err)
+        run_ask("Record a note that says: buy milk", as_json=True, out=out, err=err, approve="record_note")
     finally:
         ask_module.ChatSession = original  # type: ignore[misc]
     document = json.loads(out.getvalue())

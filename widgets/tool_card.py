@@ -19,10 +19,12 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Collapsible, Static
 
-from app.stream import ToolCallBlock
+from app.stream import PENDING_APPROVAL, ToolCallBlock
 from app.stream.inert import inert
 from app.stream.limits import loads
 from app.stream.preview import FormingPreview, result_line, visible_fields
+
+from .approval_prompt import ApprovalPrompt
 
 __all__ = ["ToolCard", "BADGES"]
 
@@ -30,12 +32,15 @@ __all__ = ["ToolCard", "BADGES"]
 BADGES = {
     "preparing": "preparing…",
     "waiting": "waiting",
+    "awaiting approval": "awaiting approval",
     "running": "running",
     "ran": "ran",
     "failed": "failed",
     "rejected": "rejected",
     "not run": "not run",
     "unknown": "outcome unknown",
+    "denied": "denied",
+    "needs approval": "needs approval",
 }
 
 _MAX_RESULT_LINES = 200
@@ -53,6 +58,8 @@ class ToolCard(Vertical):
     ToolCard.-ran { border: round $success 70%; }
     ToolCard.-failed, ToolCard.-not-run { border: round $error 70%; }
     ToolCard.-rejected, ToolCard.-unknown { border: round $warning 70%; }
+    ToolCard.-awaiting { border: double $warning; }
+    ToolCard.-denied { border: round $error 50%; }
     ToolCard .card-head { text-style: bold; }
     ToolCard .card-fields { padding: 0 0 0 2; color: $text; }
     ToolCard .card-result { padding: 0 0 0 2; color: $text-muted; }
@@ -73,6 +80,7 @@ class ToolCard(Vertical):
         self._result = Static(classes="card-result")
         self._other_branch = Static(classes="card-other-branch")
         self._details: Collapsible | None = None
+        self.approval: ApprovalPrompt | None = None
         self._scheduled = False
         self._ready = False  # the card's own lines are mounted: details may follow them
         self._seen_version = -1
@@ -122,6 +130,8 @@ class ToolCard(Vertical):
         for name in ("ran", "failed", "rejected", "unknown"):
             self.set_class(state == name, f"-{name}")
         self.set_class(state == "not run", "-not-run")
+        self.set_class(state in PENDING_APPROVAL, "-awaiting")
+        self.set_class(state == "denied", "-denied")
         badge = BADGES.get(state, state)
         if block.reused and state in ("ran", "failed"):
             badge += " (from another branch)" if block.other_branch is not None else " (earlier; from the ledger)"
@@ -133,7 +143,21 @@ class ToolCard(Vertical):
         other_branch = self._other_branch_content()
         self._other_branch.update(other_branch)
         self._other_branch.display = bool(other_branch.plain)
+        self._update_approval()
         self._update_details()
+
+    def _update_approval(self) -> None:
+        """The keys while the dispatcher waits for an answer (the card only shows them)."""
+        if not self._ready:
+            return
+        waiting = self.block.state in PENDING_APPROVAL and self.block.key is not None
+        if waiting and self.approval is None:
+            assert self.block.key is not None
+            self.approval = ApprovalPrompt(self.block.key, self.block.arguments)
+            self.mount(self.approval)
+        elif not waiting and self.approval is not None:
+            self.approval.remove()
+            self.approval = None
 
     # -- rendering -----------------------------------------------------------
 
@@ -162,7 +186,7 @@ class ToolCard(Vertical):
         state = block.state
         if state == "ran" and block.result is not None:
             return Content("→ " + inert(result_line(block.result, self.result_spec, 300)))
-        if state in ("failed", "unknown", "rejected", "not run"):
+        if state in ("failed", "unknown", "rejected", "not run", "denied", "needs approval"):
             text = block.summary or block.result or block.problem or ""
             return Content(inert(_plain_error(text)))
         if state == "preparing" and self.preview.broken:
@@ -192,7 +216,8 @@ class ToolCard(Vertical):
     def _update_details(self) -> None:
         if not self._ready:
             return  # on_mount comes back here once the card's own lines are in place
-        if self._details is not None or self.block.state not in ("ran", "failed", "unknown", "rejected", "not run"):
+        if self._details is not None or self.block.state not in ("ran", "failed", "unknown", "rejected", "not run",
+                                                                 "denied"):
             return
         parts = [self._timings_text()]
         if self.block.key:
@@ -215,6 +240,9 @@ def _badge_style(state: str) -> str:
         "not run": "bold $error",
         "rejected": "bold $warning",
         "unknown": "bold $warning",
+        "awaiting approval": "bold $warning",
+        "needs approval": "bold $warning",
+        "denied": "bold $error",
     }.get(state, "$text-muted")
 
 

@@ -28,6 +28,7 @@ from ..conversation import Assistant, CallRecord, Entry, ToolResult, User
 from ..ledger import Ledger, conversation_scope
 from ..net.stream import CancelledWithTurn, Recorder, RequestFailed, Timeouts, stream_once
 from ..stream import (
+    PENDING_APPROVAL,
     Block,
     BlockAdded,
     BlockChanged,
@@ -58,10 +59,18 @@ from .events import (
 )
 from .providers import Endpoint
 
-__all__ = ["ChatSession", "TurnRecord", "Resync", "interruption_note", "ANSWERED", "DISPATCHED", "dispatched"]
+__all__ = ["ChatSession", "TurnRecord", "Resync", "interruption_note", "approval_note", "ANSWERED", "DISPATCHED",
+           "dispatched"]
 
 #: States whose result goes back to the model.
-ANSWERED = frozenset({"ran", "failed", "unknown", "rejected"})
+ANSWERED = frozenset({"ran", "failed", "unknown", "rejected", "denied"})
+
+
+def approval_note(names: list[str]) -> str:
+    """One line for the history: calls that wait for the user's approval have not run."""
+    listed = ", ".join(dict.fromkeys(names))
+    verb = "is" if len(names) == 1 else "are"
+    return f"Waiting for approval: {listed} {verb} waiting for the user's approval and has not run yet."
 
 #: States of a call the dispatcher was handed: from then on it may have run,
 #: so the turn it belongs to is never regenerated (docs/architecture.md,
@@ -251,6 +260,8 @@ class ChatSession:
         self.origins: list[tuple[str, frozenset[int]]] = []
         #: The tree has entries off this path (or the conversation is a fork).
         self.branched = False
+        #: Who may run what without asking (app/tools/approvals.Approvals); None: nothing asks.
+        self.approvals: Any = None
 
     # -- plumbing ------------------------------------------------------------
 
@@ -382,6 +393,11 @@ class ChatSession:
                 await self.registry.settled()  # MCP servers still starting: their tools, or their failure
             for _ in range(self.max_rounds):
                 status = await self._round()
+                if status == "needs_approval":
+                    names = [c.name for c in self.turns[-1].blocks if isinstance(c, ToolCallBlock)
+                             and c.state in PENDING_APPROVAL]
+                    return self._done(status, f"{', '.join(dict.fromkeys(names))} needs approval and did not run "
+                                              f"(--approve {','.join(dict.fromkeys(names))} allows it).")
                 if status != "continue":
                     return self._done(status)
             return self._done("round_limit", f"Stopped after {plural(self.max_rounds, 'round')} of tool calls "
@@ -405,6 +421,7 @@ class ChatSession:
                                            max_concurrent=self.max_concurrent_tools,
                                            branch=self.branch, lineage=self.lineage())
         self._dispatcher = dispatcher
+        dispatcher.approvals = self.approvals
         build = REQUEST_BUILDERS[self.endpoint.dialect]
         tools = self.registry.specs() if self.offer_tools else []
         self._offered = frozenset(spec.name for spec in tools)
@@ -496,7 +513,8 @@ class ChatSession:
         answered = [c for c in calls if c.state in ANSWERED]
         records = [CallRecord(c.id or f"call_{record.index}_{i}", c.name, c.arguments or {})
                    for i, c in enumerate(answered)]
-        note = None
+        pending = [c.name for c in calls if c.state in PENDING_APPROVAL]
+        note = approval_note(pending) if pending and not failed else None
         start = len(self.history)
         if failed:
             if self._cancelled and turn.outcome == "complete":
@@ -518,6 +536,8 @@ class ChatSession:
             for c in calls if c.key is not None])
         self._emit(TurnDone(record.index, turn, record.attempts, note))
         if not failed:
+            if pending:
+                return "needs_approval"
             return "continue" if answered else "done"
         ran = dispatched(record.blocks)
         if ran and not self._cancelled and _retryable(turn) and self._continuations < self.retries:
@@ -529,6 +549,62 @@ class ChatSession:
                 return "continue"
         self._failed = (len(self.history), None) if ran else (start, record.index)
         return "cancelled" if self._cancelled else "failed"
+
+    # -- approvals ---------------------------------------------------------------
+
+    def answer(self, key: str, answer: Any) -> bool:
+        """The user's answer to a call of the running turn awaiting approval."""
+        return self._dispatcher is not None and self._dispatcher.answer(key, answer)
+
+    def pending_approvals(self) -> list[ToolCallBlock]:
+        """Stored calls of the last turn that still wait for an answer (after a
+        crash, or an ``ask`` that could ask nobody)."""
+        stored = self.stored
+        if self.busy or stored is None or not stored.items or not hasattr(stored.items[-1], "blocks"):
+            return []
+        if self.turns:
+            return []  # the conversation went on in this session
+        return [b for b in stored.items[-1].blocks if isinstance(b, ToolCallBlock) and b.state in PENDING_APPROVAL
+                and b.key is not None]
+
+    async def resume_pending(self, answers: dict[str, Any]) -> bool:
+        """Answer stored pending approvals (key → Answer; a pending call not in
+        ``answers`` is decided by the rules, asking nobody). Each runs under its
+        stored key, so the ledger keeps it to once; the history is rebuilt so
+        the next request carries the results. True if none is left pending."""
+        from ..store.transcripts import history_of
+
+        pending = self.pending_approvals()
+        if not pending:
+            return True
+        last = self.stored.items[-1]
+        record = TurnRecord(last.turn, last.attempts, last.blocks)
+        self.turns.append(record)
+        self.busy = True
+        try:
+            dispatcher = self.dispatcher_class(self.registry, self.ledger, self.conversation, last.turn,
+                                               lambda update: self._resumed(record, update), self.clock)
+            dispatcher.approvals = self.approvals
+            dispatcher.preapproved.update(answers)
+            for call in pending:
+                index = record.blocks.index(call)
+                assert call.key is not None
+                dispatcher.resume((record.attempts, index), call.name, call.arguments or {}, call.key)
+            await dispatcher.wait()
+        finally:
+            self.busy = False
+        self.history = history_of(self.stored)
+        self.next_turn = max(self.next_turn, last.turn + 1)
+        return not any(b.state in PENDING_APPROVAL for b in pending)
+
+    def _resumed(self, record: TurnRecord, update: CallUpdate) -> None:
+        if update.state == "waiting":
+            return
+        self._call_update(record, update)
+
+    async def go_on(self) -> ExchangeDone:
+        """Continue after answered approvals: the model reads their results."""
+        return await self._rounds()
 
     # -- stream updates and dispatcher reports ---------------------------------
 

@@ -34,6 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     ask.add_argument("--conversation", help="continue a stored conversation (its id or a unique prefix)")
     ask.add_argument("--json", action="store_true", help="print the conversation's turns as one JSON document")
     ask.add_argument("--no-tools", action="store_true", help="offer the model no tools")
+    ask.add_argument("--approve", metavar="all|read-only|TOOL,...",
+                     help="run these without asking (nobody is asked in ask: any other call that needs approval "
+                     "ends as 'needs approval', exit 1); also answers the pending approvals of --conversation")
 
 
 def with_attachment(prompt: str, attached: str) -> str:
@@ -61,22 +64,26 @@ def run(args: argparse.Namespace) -> int:
     elif sys.stdin is not None and not sys.stdin.isatty():
         prompt = with_attachment(prompt, _read_stdin())
     return run_ask(prompt, args.provider, args.model, args.base_url, args.conversation, args.json,
-                   args.no_tools, system=args.system, role=args.role, markdown=sys.stdout.isatty())
+                   args.no_tools, system=args.system, role=args.role, markdown=sys.stdout.isatty(),
+                   approve=args.approve)
 
 
 async def _ask(prompt: str, provider: str | None, model: str | None, base_url: str | None,
                conversation: str | None, as_json: bool, no_tools: bool, out: TextIO, err: TextIO,
-               system: str | None, role: str | None, markdown: bool) -> int:
+               system: str | None, role: str | None, markdown: bool,
+               approve: str | None = None) -> int:
     import asyncio
 
     from ..config import ConfigError
     from ..runtime import open_runtime
+    from ..tools.approvals import Approvals
     from .printer import Printer
 
     runtime = open_runtime(provider, model, base_url, system=system, role=role)
     warn_config(runtime.config.warnings, err)
     try:
-        session = runtime.session(conversation, offer_tools=not no_tools)
+        approvals = Approvals.from_config(runtime.config, interactive=False, approve=approve)
+        session = runtime.session(conversation, offer_tools=not no_tools, approvals=approvals)
     except ConfigError:
         runtime.close()
         raise
@@ -87,6 +94,8 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
     with contextlib.suppress(NotImplementedError, RuntimeError):
         loop.add_signal_handler(signal.SIGINT, session.cancel)
     try:
+        if session.pending_approvals():
+            await session.resume_pending({})  # --approve decides them; the rest stay pending
         done = await session.send(prompt)
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -109,7 +118,7 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
 def run_ask(prompt: str, provider: str | None = None, model: str | None = None, base_url: str | None = None,
             conversation: str | None = None, as_json: bool = False, no_tools: bool = False,
             out: TextIO | None = None, err: TextIO | None = None, *, system: str | None = None,
-            role: str | None = None, markdown: bool = False) -> int:
+            role: str | None = None, markdown: bool = False, approve: str | None = None) -> int:
     import asyncio
 
     out = out or sys.stdout
@@ -121,7 +130,7 @@ def run_ask(prompt: str, provider: str | None = None, model: str | None = None, 
 
     try:
         return asyncio.run(_ask(prompt, provider, model, base_url, conversation, as_json, no_tools, out, err,
-                                system, role, markdown))
+                                system, role, markdown, approve))
     except ConfigError as exc:
         print(f"callstream: {inert(str(exc))}", file=err)
         return 2

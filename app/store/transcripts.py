@@ -44,7 +44,7 @@ from ..chat.events import (
 from ..conversation import Assistant, CallRecord, Entry, ToolResult, User
 from ..dbfile import connect
 from ..ids import InvalidId, check_id
-from ..stream import Block, TextBlock, ToolCallBlock, Turn, block_from_record, block_record
+from ..stream import PENDING_APPROVAL, Block, TextBlock, ToolCallBlock, Turn, block_from_record, block_record
 from ..stream.limits import TooDeep, check_depth, loads
 from ..words import interrupted_note
 from . import search
@@ -514,7 +514,7 @@ def history_of(conversation: Conversation | list[StoredEntry]) -> list[Entry]:
     or any path of its tree) continues from: every answered call with its
     real result; unfinished calls absent; an interrupted turn's prose carries
     its note."""
-    from ..chat.session import ANSWERED, interruption_note
+    from ..chat.session import ANSWERED, approval_note, interruption_note
 
     history: list[Entry] = []
     for item in conversation.items if isinstance(conversation, Conversation) else conversation:
@@ -524,6 +524,7 @@ def history_of(conversation: Conversation | list[StoredEntry]) -> list[Entry]:
         text = "".join(b.text for b in item.blocks if b.type == "text")
         answered = [b for b in item.blocks if isinstance(b, ToolCallBlock) and b.state in ANSWERED
                     and not b.provider_executed]
+        pending = [b.name for b in item.blocks if isinstance(b, ToolCallBlock) and b.state in PENDING_APPROVAL]
         records = [CallRecord(c.id or f"call_{item.turn}_{i}", c.name, c.arguments or {})
                    for i, c in enumerate(answered)]
         note = item.note
@@ -531,6 +532,8 @@ def history_of(conversation: Conversation | list[StoredEntry]) -> list[Entry]:
             turn = Turn("", item.outcome, item.stop_reason, item.error, item.blocks, item.cause)  # type: ignore[arg-type]
             note = interruption_note(turn, [b.name for b in item.blocks if isinstance(b, ToolCallBlock)
                                            and b.state == "not run"])
+        if pending and note is None:
+            note = approval_note(pending)
         history.append(Assistant(text, records, note))
         for call, record in zip(answered, records, strict=True):
             history.append(ToolResult(record.id, call.name, call.result or "", call.state != "ran"))
@@ -686,6 +689,9 @@ class TranscriptWriter:
 
     def _put(self, turn: int, index: int) -> None:
         seq = self._seq.get(turn)
+        if seq is None and self.session.stored is not None:
+            # a stored turn answered after a reopen (a pending approval)
+            seq = next((i.seq for i in self.session.stored.items if getattr(i, "turn", None) == turn), None)
         record = self._record(turn)
         if seq is None or record is None or index >= len(record.blocks):
             return

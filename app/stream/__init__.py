@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .assembler import BlockAdded, BlockChanged, CallClosed, TurnClosed, Update
     from .blocks import (
+        PENDING_APPROVAL,
         TERMINAL_STATES,
         Block,
         CallState,
@@ -33,7 +34,8 @@ if TYPE_CHECKING:
 #: the assembler and the SSE decoder with it.
 _WHERE = {
     **dict.fromkeys(("BlockAdded", "BlockChanged", "CallClosed", "TurnClosed", "Update"), ".assembler"),
-    **dict.fromkeys(("TERMINAL_STATES", "Block", "CallState", "Outcome", "ReasoningBlock", "TextBlock",
+    **dict.fromkeys(("TERMINAL_STATES", "PENDING_APPROVAL", "Block", "CallState", "Outcome", "ReasoningBlock",
+                     "TextBlock",
                      "ToolCallBlock", "Turn", "block_from_record", "block_record"), ".blocks"),
     "DIALECTS": ".dialects",
     **dict.fromkeys(("StreamParser", "assemble"), ".parser"),
@@ -55,6 +57,7 @@ __all__ = [
     "block_from_record",
     "block_record",
     "TERMINAL_STATES",
+    "PENDING_APPROVAL",
     "CallState",
     "DIALECTS",
     "Block",

@@ -18,6 +18,7 @@ __all__ = [
     "block_from_record",
     "CallState",
     "TERMINAL_STATES",
+    "PENDING_APPROVAL",
     "Outcome",
     "TextBlock",
     "ReasoningBlock",
@@ -33,10 +34,17 @@ Outcome = Literal["complete", "cut_off", "malformed", "truncated", "provider_err
 #: the dispatcher has started it; then ``ran`` or ``failed``. Side branches:
 #: ``rejected`` (schema or unknown tool, answered in-band), ``not run`` (the
 #: turn ended before the call completed, or it was malformed), ``unknown``
-#: (claimed in the ledger, no result recorded).
-CallState = Literal["preparing", "waiting", "running", "ran", "failed", "rejected", "not run", "unknown"]
-TERMINAL_STATES: frozenset[str] = frozenset({"ran", "failed", "rejected", "not run", "unknown"})
-_STATES: frozenset[str] = TERMINAL_STATES | {"preparing", "waiting", "running"}
+#: (claimed in the ledger, no result recorded). Approvals (the dispatcher's,
+#: app/tools/approvals.py): ``awaiting approval`` (the user is asked),
+#: ``denied`` (by the user or a rule; told to the model), ``needs approval``
+#: (nobody could be asked: not run, and stored so that a reopen can answer it).
+CallState = Literal["preparing", "waiting", "awaiting approval", "running", "ran", "failed", "rejected", "denied",
+                    "needs approval", "not run", "unknown"]
+TERMINAL_STATES: frozenset[str] = frozenset({"ran", "failed", "rejected", "denied", "needs approval", "not run",
+                                             "unknown"})
+#: A call the user may still allow: after a crash, or where nobody could be asked.
+PENDING_APPROVAL: frozenset[str] = frozenset({"awaiting approval", "needs approval"})
+_STATES: frozenset[str] = TERMINAL_STATES | {"preparing", "waiting", "running", "awaiting approval"}
 
 
 class _Prose:
@@ -187,6 +195,8 @@ class ToolCallBlock:
             out["reused"] = True
         if self.other_branch is not None:
             out["other_branch"] = self.other_branch
+        if self.key is not None:
+            out["key"] = self.key
         if self.announced_at is not None and (self.timings or self.ended_at is not None):
             out["timings"] = self.relative_timings()
         if self.provider_executed:

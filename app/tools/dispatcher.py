@@ -44,7 +44,8 @@ from typing import Any
 
 from ..ledger import Claim, Ledger, LedgerUnavailable, canonical_json, idempotency_key
 from ..ledger.branches import Lineage, ran_elsewhere
-from .base import OutcomeUnknown, ToolContext, ToolError
+from .approvals import Answer
+from .base import OutcomeUnknown, Tool, ToolContext, ToolError
 from .registry import Registry
 
 __all__ = ["CallUpdate", "Dispatcher", "UNKNOWN_OUTCOME", "CANCELLED_UNKNOWN", "MAX_CALLS_PER_TURN",
@@ -132,6 +133,19 @@ class Dispatcher:
         self._slots = asyncio.Semaphore(max_concurrent)
         self.running = 0
         self.peak_running = 0  # the most calls that held a run slot at once
+        #: app/tools/approvals.Approvals; None: nothing asks (tests of the loop, replay).
+        self.approvals: Any = None
+        #: Answers given before the call came (a reopened pending approval), by key.
+        self.preapproved: dict[str, Answer] = {}
+        self._answers: dict[str, asyncio.Future[Answer]] = {}
+
+    def answer(self, key: str, answer: Answer) -> bool:
+        """The user's answer to a call awaiting approval; False if none awaits under ``key``."""
+        future = self._answers.get(key)
+        if future is None or future.done():
+            return False
+        future.set_result(answer)
+        return True
 
     def begin_attempt(self) -> None:
         """A new attempt of the same turn: identical calls count from one again,
@@ -153,6 +167,15 @@ class Dispatcher:
             return key
         self.submitted += 1
         self._emit(CallUpdate(ref, "waiting", key=key))
+        self._schedule(ref, name, arguments, key, occurrence)
+        return key
+
+    def resume(self, ref: Any, name: str, arguments: dict[str, Any], key: str) -> None:
+        """Dispatch a stored call under its stored key (a pending approval
+        answered after a reopen): the ledger keeps it to once."""
+        self._schedule(ref, name, arguments, key, 1)
+
+    def _schedule(self, ref: Any, name: str, arguments: dict[str, Any], key: str, occurrence: int) -> None:
         tool = self.registry.get(name)
         if tool is not None and tool.read_only:
             self._tasks.append(asyncio.create_task(self._dispatch(ref, name, arguments, key, occurrence)))
@@ -167,7 +190,6 @@ class Dispatcher:
 
             self._serial = asyncio.create_task(in_order())
             self._tasks.append(self._serial)
-        return key
 
     async def wait(self) -> None:
         """Until every submitted call reached a terminal state."""
@@ -227,6 +249,10 @@ class Dispatcher:
             return CallUpdate(ref, "rejected", f"Error: there is no tool called {name!r}.", True, key=key)
         if self._cancel.is_set():
             return CallUpdate(ref, "not run", NOT_STARTED, True, key=key)
+        if self.approvals is not None:
+            refused = await self._approval(ref, tool, key)
+            if refused is not None:
+                return refused
         other_branch = await self._ran_elsewhere(name, arguments, tool.read_only)
         claiming = asyncio.ensure_future(asyncio.to_thread(
             self.ledger.claim, key, self.conversation, self.turn, name, arguments, occurrence,
@@ -303,6 +329,38 @@ class Dispatcher:
         for row in rows:
             if row["state"] in wanted:
                 return str(row["result"]) if row["result"] is not None else "outcome unknown"
+
+    async def _approval(self, ref: Any, tool: Tool, key: str) -> CallUpdate | None:
+        """The ``awaiting approval`` state: None lets the call go on to its claim."""
+        try:
+            entry = await asyncio.to_thread(self.ledger.lookup, key)
+        except LedgerUnavailable:
+            entry = None  # the claim after the answer says what the ledger can
+        if entry is not None and entry["state"] in ("ran", "failed", "unknown"):
+            return None  # already recorded: the claim returns the stored outcome, nothing runs
+        answer = self.preapproved.pop(key, None)
+        if answer is None:
+            decision = self.approvals.decide(tool)
+            if decision == "run":
+                return None
+            if decision == "deny":
+                return CallUpdate(ref, "denied", "Denied: a rule in the config ([approval] deny) does not allow "
+                                                 f"{tool.name}. It was not run.", True, key=key)
+            if not self.approvals.interactive:
+                return CallUpdate(ref, "needs approval", f"Not run: {tool.name} needs approval (nobody could be "
+                                                         f"asked; --approve {tool.name} allows it).", True, key=key)
+            future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+            self._answers[key] = future
+            self._emit(CallUpdate(ref, "awaiting approval", key=key))
+            try:
+                answer = await future
+            finally:
+                self._answers.pop(key, None)
+        if answer.choice == "deny":
+            why = f" Their reason: {answer.reason}" if answer.reason else ""
+            return CallUpdate(ref, "denied", f"Denied: the user did not allow this call; it was not run.{why}", True,
+                              key=key)
+        await asyncio.to_thread(self.approvals.remember, tool, answer, self.conversation)
         return None
 
 

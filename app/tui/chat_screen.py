@@ -18,6 +18,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 
+from widgets.approval_prompt import ApprovalPrompt
 from widgets.branch_marker import BranchMarker
 from widgets.note import NoteBlock
 from widgets.prompt_input import PromptInput
@@ -46,7 +47,7 @@ __all__ = ["ChatScreen"]
 
 #: What the status line says once an exchange ended.
 _STATUS = {"done": "ready", "failed": "failed — Ctrl+R retries", "cancelled": "cancelled — Ctrl+R retries",
-           "round_limit": "stopped (round limit)"}
+           "round_limit": "stopped (round limit)", "needs_approval": "waiting for approval"}
 
 
 class ChatScreen(Screen[None]):
@@ -110,6 +111,19 @@ class ChatScreen(Screen[None]):
         prompt = self.query_one(PromptInput)
         prompt.cursor_blink = getattr(self.app, "cursor_blink", True)
         prompt.focus()
+        if self.session.pending_approvals():
+            # a call stored awaiting approval (a crash, or ask): answer it here
+            self.call_after_refresh(self._focus_pending)
+
+    def _focus_pending(self, tries: int = 40) -> None:
+        for card in self.query(ToolCard):
+            if card.approval is not None and card.approval.is_mounted:
+                self._set_state("waiting for your approval")
+                card.approval.focus()
+                card.scroll_visible()
+                return
+        if tries:  # the stored cards mount their keys on their own mount
+            self.set_timer(0.05, lambda: self._focus_pending(tries - 1))
 
     # -- keys ------------------------------------------------------------------
 
@@ -336,6 +350,8 @@ class ChatScreen(Screen[None]):
             widget = self._turn_widgets.get(event.turn, {}).get(event.index)
             if isinstance(widget, ToolCard):
                 widget.refresh_card()
+                if event.state == "awaiting approval":
+                    self._awaiting(widget)
             if event.state == "running":
                 self._set_state("running tools…")
         elif isinstance(event, UserSent):
@@ -372,6 +388,39 @@ class ChatScreen(Screen[None]):
                 self._branched = False
                 self.call_later(self._show_branch)
             self._set_state(_STATUS.get(event.status, event.status))
+
+    # -- approvals: the dispatcher waits; the card shows it; the key goes back ---------
+
+    def _awaiting(self, card: ToolCard) -> None:
+        self._set_state("waiting for your approval")
+        if card.approval is not None:
+            card.approval.focus()
+            card.scroll_visible()
+        self.app.bell()
+        driver = getattr(self.app, "_driver", None)
+        if driver is not None:  # OSC 9: a desktop notification where the terminal shows them
+            driver.write(f"\x1b]9;callstream: {card.block.name} needs your approval\x07")
+
+    @on(ApprovalPrompt.Answered)
+    def _answered(self, message: ApprovalPrompt.Answered) -> None:
+        from ..tools.approvals import Answer
+
+        answer = Answer(message.choice, message.reason)
+        self.query_one(PromptInput).focus()
+        if self.session.answer(message.key, answer):
+            self._set_state("running tools…" if message.choice != "deny" else "streaming…")
+        elif not self.session.busy and any(c.key == message.key for c in self.session.pending_approvals()):
+            self._resume({message.key: answer})
+
+    @work(group="chat", exclusive=True, exit_on_error=False)
+    async def _resume(self, answers: dict[str, Any]) -> None:
+        """A stored pending approval (after a crash, or from ``ask``) answered:
+        run it under its stored key, then let the model read the result."""
+        self._set_state("running tools…")
+        if await self.session.resume_pending(answers):
+            await self.session.go_on()
+        else:
+            self._set_state("waiting for approval")
 
     def _open_block(self, event: BlockOpened) -> None:
         # live widgets start empty: every character arrives as a BlockGrew after this

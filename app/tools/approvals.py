@@ -1,0 +1,129 @@
+"""Whether a call may run without asking, and what the user's answer was.
+
+The dispatcher asks this before it claims a side-effecting call; a widget
+never decides (DESIGN.md "Call states"). The rules, in order:
+
+1. a ``[approval].deny`` pattern that matches → ``deny`` (deny beats every allow);
+2. the tool's ``approval = "never"`` → run; ``"always-ask"`` → ask every time
+   (only ``--approve`` naming it on the command line runs it without asking);
+3. ``--approve all | read-only | TOOL,...`` (``ask``), an "always" answer
+   (``[approval].allow``, written to the config with its origin), or "for this
+   conversation" → run;
+4. ``approval = "ask"`` → ask;
+5. otherwise the tool's hints: read-only runs, anything else (destructive or
+   unhinted) asks.
+
+Patterns are tool names with ``*`` (``git__*`` is every tool of one server).
+Without anyone to ask (``callstream ask``) an ``ask`` fails closed: the call
+ends ``needs approval`` and is stored that way, so a later
+``ask --conversation ID --approve TOOL`` or ``callstream open ID`` can answer it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import fnmatch
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from .base import Tool
+
+__all__ = ["Answer", "Approvals", "Decision", "CHOICES"]
+
+Decision = Literal["run", "ask", "deny"]
+#: once · this conversation · always for this tool · deny (a reason may go with it)
+CHOICES = ("once", "conversation", "always", "deny")
+
+
+@dataclass(slots=True, frozen=True)
+class Answer:
+    choice: str
+    reason: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.choice not in CHOICES:
+            raise ValueError(f"an approval answer is one of {', '.join(CHOICES)}")
+
+
+def _matches(patterns: Iterable[str], name: str) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+@dataclass
+class Approvals:
+    allow: list[str] = field(default_factory=list)
+    deny: list[str] = field(default_factory=list)
+    #: The config file an "always" answer is written to (None: remembered for this run only).
+    config_path: Path | None = None
+    #: Someone can answer (the TUI); False: an ``ask`` ends as ``needs approval``.
+    interactive: bool = True
+    #: ``--approve``: "all", "read-only", or tool-name patterns.
+    approve: list[str] = field(default_factory=list)
+    #: "for this conversation" answers (tool names).
+    conversation: set[str] = field(default_factory=set)
+
+    @classmethod
+    def from_config(cls, config: Any, interactive: bool = True, approve: str | None = None) -> Approvals:
+        from ..paths import config_path
+
+        words = [w.strip() for w in (approve or "").split(",") if w.strip()]
+        # the config's own allow list, shared by every session of the process: "always" adds to it
+        return cls(config.allow, config.deny, config.path or config_path(), interactive, words)
+
+    def decide(self, tool: Tool) -> Decision:
+        name = tool.name
+        if _matches(self.deny, name):
+            return "deny"
+        if tool.approval == "never":
+            return "run"
+        named = _matches([w for w in self.approve if w not in ("all", "read-only")], name)
+        if tool.approval == "always-ask":
+            return "run" if named else "ask"
+        if named or "all" in self.approve or (tool.read_only and "read-only" in self.approve):
+            return "run"
+        if _matches(self.allow, name) or name in self.conversation:
+            return "run"
+        if tool.approval == "ask":
+            return "ask"
+        return "run" if tool.read_only else "ask"
+
+    def offers_always(self, tool: Tool) -> bool:
+        """"Always" is not offered for a tool the config says to ask about every time."""
+        return tool.approval != "always-ask"
+
+    def remember(self, tool: Tool, answer: Answer, conversation: str) -> None:
+        """Keep what a "this conversation" or "always" answer allows."""
+        if answer.choice == "conversation":
+            self.conversation.add(tool.name)
+        elif answer.choice == "always" and self.offers_always(tool):
+            self.conversation.add(tool.name)
+            if tool.name not in self.allow:
+                self.allow.append(tool.name)
+                if self.config_path is not None:
+                    _write_always(self.config_path, tool.name, conversation)
+
+
+def _write_always(path: Path, name: str, conversation: str) -> None:
+    """Append ``name`` to ``[approval].allow`` with a comment saying where it came from."""
+    from ..configfile import edit_config
+
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+    def change(document: Any) -> None:
+        import tomlkit
+
+        table = document.get("approval")
+        if table is None:
+            table = tomlkit.table()
+            document["approval"] = table
+        allow = table.get("allow")
+        if allow is None:
+            allow = tomlkit.array()
+            allow.multiline(True)
+            table["allow"] = allow
+        if name not in allow:
+            allow.add_line(name, comment=f"\"always\" in the chat, {when}, conversation {conversation[:12]}")
+
+    edit_config(path, change)

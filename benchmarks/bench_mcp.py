@@ -1,0 +1,142 @@
+"""MCP, measured in one run (make bench-mcp):
+
+1. Start-up with three stdio servers (the fixture server, ``tests/mcp_fixture.py``):
+   time until the chat screen takes keys (the first prompt) with and without
+   them configured, and time until all three have listed their tools against
+   one server alone (they start in parallel: the ratio stays near 1, not 3).
+2. The round trip of a trivial call (the fixture's read-only ``lookup``) through
+   callstream's MCP tool (``Tool.run``: the connection, the key in ``_meta``,
+   result mapping) against the SDK's own ``Client.call_tool`` on the same
+   server, interleaved. Also, for information, the whole dispatcher path
+   (ledger claim with ``synchronous=FULL`` and result) for the same call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from app.mcp import open_hub, parse_servers  # noqa: E402
+from app.tools.base import ToolContext  # noqa: E402
+from app.tools.registry import Registry  # noqa: E402
+
+
+def servers(count: int) -> dict[str, dict[str, object]]:
+    return {f"s{i}": {"command": sys.executable, "args": ["-m", "tests.mcp_fixture", "stdio"], "cwd": str(ROOT),
+                      "startup_timeout": 120} for i in range(count)}
+
+
+async def listed(count: int) -> float:
+    hub = open_hub(parse_servers(servers(count), "bench"), Path(tempfile.mkdtemp()) / "logs")
+    started = time.perf_counter()
+    hub.start()
+    await hub.wait_settled()
+    elapsed = time.perf_counter() - started
+    assert all(s.state == "ready" for s in hub.statuses()), [s.line() for s in hub.statuses()]
+    await hub.close()
+    return elapsed * 1000
+
+
+async def first_prompt(count: int) -> tuple[float, float]:
+    """Time until the chat screen's input has focus; and until the servers listed their tools."""
+    from app.config import Config, ProviderProfile
+    from app.mcp import parse_servers as parse
+    from app.tui.app import make_app
+    from widgets.prompt_input import PromptInput
+
+    home = tempfile.mkdtemp(prefix="callstream-bench-")
+    os.environ["CALLSTREAM_HOME"] = home
+    os.environ["CALLSTREAM_CONFIG"] = os.path.join(home, "none.toml")
+    config = Config(providers={"demo": ProviderProfile(name="demo", provider="demo")}, default="demo",
+                    mcp=parse(servers(count), "bench"))
+    started = time.perf_counter()
+    app = make_app(config=config)
+    prompt_at = tools_at = 0.0
+    async with app.run_test(size=(100, 40)) as pilot:
+        while not isinstance(app.focused, PromptInput):
+            await pilot.pause(0.005)
+        prompt_at = time.perf_counter() - started
+        hub = app.runtime.registry.mcp
+        if hub is not None:
+            await hub.wait_settled()
+        tools_at = time.perf_counter() - started
+    return prompt_at * 1000, tools_at * 1000
+
+
+async def round_trips(n: int) -> tuple[list[float], list[float], list[float]]:
+    from app.ledger import SqliteLedger
+    from app.tools.dispatcher import Dispatcher
+
+    registry = Registry([])
+    registry.attach(open_hub(parse_servers(servers(1), "bench"), Path(tempfile.mkdtemp()) / "logs"))
+    await registry.settled()
+    connection = registry.mcp.servers[0]
+    client = connection.client
+    tool = registry.get("s0__lookup")
+    assert tool is not None
+    ledger = SqliteLedger(Path(tempfile.mkdtemp()) / "ledger.db")
+    ours, sdk, dispatched = [], [], []
+    for i in range(n + 20):
+        t0 = time.perf_counter()
+        await client.call_tool("lookup", {"q": f"x{i}"})
+        t1 = time.perf_counter()
+        await tool.run({"q": f"x{i}"}, ToolContext(f"key-{i}"))
+        t2 = time.perf_counter()
+        dispatcher = Dispatcher(registry, ledger, "bench", i, lambda update: None)
+        dispatcher.submit(0, "s0__lookup", {"q": f"x{i}"})
+        await dispatcher.wait()
+        t3 = time.perf_counter()
+        if i >= 20:  # warm-up rounds dropped
+            sdk.append((t1 - t0) * 1000)
+            ours.append((t2 - t1) * 1000)
+            dispatched.append((t3 - t2) * 1000)
+    ledger.close()
+    await registry.aclose()
+    return sdk, ours, dispatched
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+async def main() -> None:
+    trials = int(os.environ.get("BENCH_TRIALS", "3"))
+    one = [await listed(1) for _ in range(trials)]
+    three = [await listed(3) for _ in range(trials)]
+    bare = [await first_prompt(0) for _ in range(trials)]
+    full = [await first_prompt(3) for _ in range(trials)]
+    print(f"\nStart-up (ms, median of {trials}; stdio fixture servers, each a fresh Python + SDK import)\n")
+    print("| measure | reference | with three servers | ratio |")
+    print("|---|---|---|---|")
+    print(f"| tools listed: one server vs three in parallel | {median(one):.0f} | {median(three):.0f} | "
+          f"{median(three) / median(one):.2f} |")
+    prompt_bare, prompt_full = median([b[0] for b in bare]), median([f[0] for f in full])
+    print(f"| first prompt (input has focus): no servers vs three | {prompt_bare:.0f} | {prompt_full:.0f} | "
+          f"{prompt_full / prompt_bare:.2f} |")
+    print(f"| tools listed after the app started (three servers) | — | {median([f[1] for f in full]):.0f} | — |")
+
+    n = int(os.environ.get("BENCH_CALLS", "300"))
+    sdk, ours, dispatched = await round_trips(n)
+    overhead = [o - s for o, s in zip(ours, sdk, strict=True)]
+    print(f"\nRound trip of a trivial MCP call over stdio (ms, {n} calls, interleaved)\n")
+    print("| path | median | p90 |")
+    print("|---|---|---|")
+    for label, values in (("SDK Client.call_tool (reference)", sdk), ("callstream MCP tool (Tool.run)", ours),
+                          ("callstream dispatcher (+ ledger claim and result, fsync)", dispatched)):
+        ordered = sorted(values)
+        print(f"| {label} | {median(values):.3f} | {ordered[int(len(ordered) * 0.9)]:.3f} |")
+    print(f"\ncallstream's overhead over the SDK: median {median(overhead):.3f} ms "
+          f"(ratio {median(ours) / median(sdk):.2f}); budget 2 ms: {'met' if median(overhead) <= 2 else 'MISSED'}")
+
+
+if __name__ == "__main__":
+    os.chdir(ROOT)
+    asyncio.run(main())

@@ -1,0 +1,201 @@
+"""Approvals under Pilot: a side-effecting call stops in ``awaiting approval``
+(the dispatcher's state); the card shows it and forwards the key pressed —
+yes / no / always / deny with a reason; "always" is written to the config and
+honoured after a restart; a crash while awaiting reopens awaiting and
+answering runs the call once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.config import Config, ProviderProfile, load_config
+from app.conversation import ToolResult
+from app.ledger import SqliteLedger
+from app.paths import data_dir
+from app.tui.app import CallstreamApp, make_app
+from tests.conftest import ROOT
+from tests.snapshots import check_snapshot
+from widgets.approval_prompt import ApprovalPrompt
+from widgets.prompt_input import PromptInput
+from widgets.tool_card import ToolCard
+
+SIZE = (100, 40)
+PROMPT = "Ada Lovelace says her order is late. Check her open and late orders and open a ticket."
+
+
+@pytest.fixture(autouse=True)
+def _home(home: Path) -> None:
+    """A private data dir and config file per test."""
+
+
+def demo_config() -> Config:
+    config = load_config()  # the test's config file (written by "always"), if any
+    config.providers = {"demo": ProviderProfile(name="demo", provider="demo", demo_speed=0.0)}
+    config.default = "demo"
+    return config
+
+
+def app_for(conversation: str | None = None) -> CallstreamApp:
+    app = make_app(config=demo_config(), conversation=conversation)
+    app.cursor_blink = False
+    return app
+
+
+async def wait_for(pilot: Any, condition: Any, what: str) -> None:
+    for _ in range(500):
+        if condition():
+            return
+        await pilot.pause(0.02)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def ticket(app: CallstreamApp) -> ToolCard | None:
+    return next((c for c in app.screen.query(ToolCard) if c.block.name == "create_ticket"), None)
+
+
+async def until_awaiting(app: CallstreamApp, pilot: Any) -> ToolCard:
+    app.screen.query_one(PromptInput).text = PROMPT
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: (c := ticket(app)) is not None and c.block.state == "awaiting approval",
+                   "create_ticket to await approval")
+    card = ticket(app)
+    assert card is not None and card.approval is not None
+    await wait_for(pilot, lambda: app.focused is card.approval, "the approval keys to take focus")
+    return card
+
+
+async def finished(app: CallstreamApp, pilot: Any) -> None:
+    await wait_for(pilot, lambda: not app.session.busy, "the exchange to end")
+    await app.workers.wait_for_complete()
+    await pilot.pause(0.1)
+
+
+def ticket_claims() -> list[dict[str, Any]]:
+    ledger = SqliteLedger(data_dir() / "callstream.db")
+    try:
+        return [e for e in ledger.entries() if e["tool"] == "create_ticket"]
+    finally:
+        ledger.close()
+
+
+def results(app: CallstreamApp) -> list[ToolResult]:
+    return [e for e in app.session.history if isinstance(e, ToolResult) and e.name == "create_ticket"]
+
+
+async def test_yes_runs_it_once_and_the_model_reads_the_result(request: pytest.FixtureRequest) -> None:
+    app = app_for()
+    async with app.run_test(size=SIZE) as pilot:
+        card = await until_awaiting(app, pilot)
+        assert [c.block.state for c in app.screen.query(ToolCard)][:2] == ["ran", "ran"]  # read-only: no asking
+        assert ticket_claims() == []  # nothing claimed, nothing run while it waits
+        check_snapshot(app, "awaiting_approval", request.config)
+        await pilot.press("y")
+        await finished(app, pilot)
+        assert card.block.state == "ran" and card.approval is None
+        assert [e["state"] for e in ticket_claims()] == ["ran"]
+        assert results(app) and not results(app)[0].is_error
+
+
+async def test_no_denies_it_and_the_model_is_told() -> None:
+    app = app_for()
+    async with app.run_test(size=SIZE) as pilot:
+        card = await until_awaiting(app, pilot)
+        await pilot.press("n")
+        await finished(app, pilot)
+        assert card.block.state == "denied"
+        assert ticket_claims() == []
+        assert results(app)[0].is_error and "Denied: the user did not allow this call" in results(app)[0].content
+
+
+async def test_deny_with_a_reason_tells_the_model_why(request: pytest.FixtureRequest) -> None:
+    app = app_for()
+    async with app.run_test(size=SIZE) as pilot:
+        card = await until_awaiting(app, pilot)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.focused is not None and app.focused.id == "approval-reason",
+                       "the reason input")
+        for key in "wrong customer":
+            await pilot.press("space" if key == " " else key)
+        await pilot.press("enter")
+        await finished(app, pilot)
+        assert card.block.state == "denied"
+        assert "Their reason: wrong customer" in results(app)[0].content
+        assert ticket_claims() == []
+
+
+async def test_full_arguments_are_one_key_away() -> None:
+    app = app_for()
+    async with app.run_test(size=SIZE) as pilot:
+        card = await until_awaiting(app, pilot)
+        assert card.approval is not None
+        await pilot.press("f")
+        shown = str(card.approval._args.render())
+        assert '"order_id": "A-1042"' in shown and card.approval._args.display
+        await pilot.press("y")
+        await finished(app, pilot)
+
+
+async def test_always_is_written_with_its_origin_and_honoured_after_a_restart(home: Path) -> None:
+    app = app_for()
+    async with app.run_test(size=SIZE) as pilot:
+        await until_awaiting(app, pilot)
+        await pilot.press("a")
+        await finished(app, pilot)
+    text = (home / "config.toml").read_text()
+    assert tomllib.loads(text)["approval"]["allow"] == ["create_ticket"]
+    assert '"always" in the chat' in text and "conversation" in text  # where it came from
+    restarted = app_for()
+    async with restarted.run_test(size=SIZE) as pilot:
+        restarted.screen.query_one(PromptInput).text = PROMPT
+        await pilot.press("enter")
+        await finished(restarted, pilot)
+        card = ticket(restarted)
+        assert card is not None and card.block.state == "ran"  # not asked again
+    assert [e["state"] for e in ticket_claims()] == ["ran", "ran"]  # two conversations, one run each
+
+
+async def test_a_deny_rule_beats_an_always_allow(home: Path) -> None:
+    (home / "config.toml").write_text('[approval]\nallow = ["create_ticket"]\ndeny = ["create_ticket"]\n')
+    app = app_for()
+    async with app.run_test(size=SIZE) as pilot:
+        app.screen.query_one(PromptInput).text = PROMPT
+        await pilot.press("enter")
+        await finished(app, pilot)
+        card = ticket(app)
+        assert card is not None and card.block.state == "denied" and card.approval is None
+    assert ticket_claims() == []
+
+
+async def test_a_crash_while_awaiting_reopens_awaiting_and_answering_runs_it_once() -> None:
+    worker = subprocess.Popen([sys.executable, "-m", "tests.approval_worker"], cwd=ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+    assert worker.stdout is not None
+    line = worker.stdout.readline().strip()
+    worker.send_signal(signal.SIGKILL)
+    worker.wait(10)
+    assert line.startswith("AWAITING "), worker.stderr.read() if worker.stderr else ""
+    conversation = line.split()[1]
+    app = app_for(conversation)
+    async with app.run_test(size=SIZE) as pilot:
+        card = ticket(app)
+        assert card is not None and card.block.state == "awaiting approval" and card.approval is not None
+        await wait_for(pilot, lambda: app.focused is card.approval, "the stored approval to take focus")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: card.block.state == "ran", "the answered call to run")
+        await finished(app, pilot)
+        assert any("T-" in r.content for r in results(app))  # the model's next request carried the result
+    assert [e["state"] for e in ticket_claims()] == ["ran"]
+    again = app_for(conversation)  # reopened again: nothing left to answer, nothing runs twice
+    async with again.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.2)
+        assert again.session.pending_approvals() == []
+        assert not any(isinstance(w, ApprovalPrompt) for w in again.screen.query(ApprovalPrompt))
+    assert [e["state"] for e in ticket_claims()] == ["ran"]
