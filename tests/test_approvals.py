@@ -113,6 +113,7 @@ async def test_no_denies_it_and_the_model_is_told() -> None:
         assert card.block.state == "denied"
         assert ticket_claims() == []
         assert results(app)[0].is_error and "Denied: the user did not allow this call" in results(app)[0].content
+        assert "I did not open the ticket: it was not allowed." in app.session.history[-1].text  # type: ignore
 
 
 async def test_deny_with_a_reason_tells_the_model_why(request: pytest.FixtureRequest) -> None:

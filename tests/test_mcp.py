@@ -328,8 +328,27 @@ ENDS = {
 
 
 
+def answering(session: ChatSession, seen: list[str]) -> None:
+    """A listener that answers "yes, once" the moment a call awaits approval
+    (what the TUI's y key does), recording the states it saw."""
+    from app.chat.events import CallState
+    from app.tools.approvals import Answer
+
+    def listen(event: object) -> None:
+        if isinstance(event, CallState):
+            seen.append(event.state)
+            if event.state == "awaiting approval":
+                block = session.turns[-1].blocks[event.index]
+                asyncio.get_running_loop().call_soon(session.answer, block.key, Answer("once"))  # type: ignore
+
+    session.listeners.append(listen)
+
+
 @pytest.mark.parametrize("dialect", list(SCRIPTS))
-async def test_an_mcp_call_runs_once_and_its_result_reaches_the_model(dialect: str, tmp_path: Path) -> None:
+async def test_an_mcp_call_awaits_approval_runs_once_and_its_result_reaches_the_model(dialect: str,
+                                                                                      tmp_path: Path) -> None:
+    from app.tools.approvals import Approvals
+
     call = [("text", "Doing it. ")] + streamgen.call_script(0, "c1", "fx__effect", '{"label": "ticket"}')
     with FaultServer() as server:
         server.replies.append(Reply(SCRIPTS[dialect](call)))
@@ -338,19 +357,50 @@ async def test_an_mcp_call_runs_once_and_its_result_reaches_the_model(dialect: s
         registry.attach(hub_for({"fx": {"command": "unused"}}, tmp_path, {"fx": make_server()}))
         session = ChatSession(Endpoint(dialect, server.url, "m", "test"), registry, Ledger(tmp_path / "l.db"),
                               "conv-mcp", backoff=0.01, timeouts=Timeouts(5.0, 5.0, 20.0))
+        session.approvals = Approvals(config_path=None)
+        seen: list[str] = []
+        answering(session, seen)
         try:
             done = await session.send("do it")
         finally:
             await session.aclose()
             await registry.aclose()
         assert done.status == "done", done
+        assert seen[:3] == ["waiting", "awaiting approval", "running"] and seen[-1] == "ran"
         first, second = server.requests[0]["body"], server.requests[1]["body"]
         assert "fx__effect" in json.dumps(first)  # offered, under its namespaced name
         block = session.turns[0].blocks[1]
         assert block.state == "ran" and block.key  # type: ignore[union-attr]
         result = json.loads(block.result)  # type: ignore[union-attr]
-        assert result["key"] == block.key  # type: ignore[union-attr]
+        assert result["key"] == block.key and result["runs"] == 0  # type: ignore[union-attr]
         assert block.key in json.dumps(second)  # type: ignore[operator, union-attr]
+
+
+async def test_exactly_once_through_mcp_across_a_cut_off_and_retry(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stream dies after the call ended (so it was dispatched); the retry
+    repeats the same call: the stdio fixture counts one run for the key, and
+    saw the key in ``_meta``."""
+    counts_file = tmp_path / "counts.json"
+    monkeypatch.setenv("COUNTS", str(counts_file))
+    call = [("text", "Doing it. ")] + streamgen.call_script(0, "c1", "fx__effect", '{"label": "once"}')
+    body = streamgen.anthropic(call)
+    with FaultServer() as server:
+        server.replies.append(Reply(body[: body.index(b"message_delta")], chunk=64))
+        server.replies.append(Reply(body))
+        server.replies.append(Reply(streamgen.anthropic([("text", "Done.")], stop_reason="end_turn")))
+        registry = await registry_with(stdio(approval="never"), tmp_path)
+        session = ChatSession(Endpoint("anthropic", server.url, "m", "test"), registry, Ledger(tmp_path / "l.db"),
+                              "conv-once", backoff=0.01, timeouts=Timeouts(5.0, 5.0, 30.0))
+        try:
+            done = await session.send("do it")
+        finally:
+            await session.aclose()
+            await registry.aclose()
+    assert done.status == "done", done
+    block = session.turns[0].blocks[1]
+    assert session.turns[0].attempts == 2
+    assert counts(counts_file) == {block.key: 1}  # type: ignore[union-attr]
 
 
 def test_the_fixture_server_module_runs_without_the_app() -> None:

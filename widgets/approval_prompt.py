@@ -23,8 +23,12 @@ from app.stream.inert import inert
 
 __all__ = ["ApprovalPrompt"]
 
-_KEYS = "y run once · c allow for this conversation · a always allow this tool · n deny · r deny with a reason · " \
-        "f full arguments"
+_ALWAYS = "a always allow this tool · "
+
+
+def _keys(offer_always: bool) -> str:
+    return ("y run once · c allow for this conversation · " + (_ALWAYS if offer_always else "")
+            + "n deny · r deny with a reason · f full arguments")
 
 
 class ApprovalPrompt(Vertical, can_focus=True):
@@ -52,11 +56,13 @@ class ApprovalPrompt(Vertical, can_focus=True):
             self.choice = choice
             self.reason = reason
 
-    def __init__(self, key: str, arguments: Any) -> None:
+    def __init__(self, key: str, arguments: Any, offer_always: bool = True) -> None:
         super().__init__()
         self.call_key = key
         self.arguments = arguments
-        self._keys = Static(Content(f"Needs your approval (key {key[:12]}…): {_KEYS}"), classes="approval-keys")
+        self.offer_always = offer_always
+        self._keys = Static(Content(f"Needs your approval (key {key[:12]}…): {_keys(offer_always)}"),
+                            classes="approval-keys")
         self._args = Static(classes="approval-args")
         self._args.display = False
         self._reason: Input | None = None
@@ -67,6 +73,8 @@ class ApprovalPrompt(Vertical, can_focus=True):
         yield self._args
 
     def action_answer(self, choice: str) -> None:
+        if choice == "always" and not self.offer_always:
+            return
         if not self.answered:
             self.answered = True
             self.post_message(self.Answered(self.call_key, choice))

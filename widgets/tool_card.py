@@ -81,6 +81,8 @@ class ToolCard(Vertical):
         self._other_branch = Static(classes="card-other-branch")
         self._details: Collapsible | None = None
         self.approval: ApprovalPrompt | None = None
+        #: False for a tool configured "always-ask": the keys offer no "always".
+        self.offer_always = True
         self._scheduled = False
         self._ready = False  # the card's own lines are mounted: details may follow them
         self._seen_version = -1
@@ -153,7 +155,7 @@ class ToolCard(Vertical):
         waiting = self.block.state in PENDING_APPROVAL and self.block.key is not None
         if waiting and self.approval is None:
             assert self.block.key is not None
-            self.approval = ApprovalPrompt(self.block.key, self.block.arguments)
+            self.approval = ApprovalPrompt(self.block.key, self.block.arguments, self.offer_always)
             self.mount(self.approval)
         elif not waiting and self.approval is not None:
             self.approval.remove()

@@ -238,6 +238,11 @@ def _after_ticket(ctx: _Context) -> Plan:
     if not results:
         return Plan([Say("I asked for a ticket but never got an answer from the ticket system.")])
     result = results[-1]
+    if result.content.startswith("Denied:"):  # the user (or a rule) said no: say so, do not insist
+        reason = result.content.partition("Their reason:")[2].strip()
+        return Plan([Say("I did not open the ticket: it was not allowed."
+                         + (f" Your reason: {reason}" if reason else "")
+                         + " Tell me if you want me to try something else.")])
     if result.is_error:
         return Plan([Say(f"The ticket system refused it: {result.content.strip()[:300]}")])
     tickets = _TICKET_ID.findall(result.content)

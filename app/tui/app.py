@@ -66,6 +66,11 @@ class CallstreamApp(App[None]):
         """A tool's allow-lists for its arguments and its result ([] for an unknown tool: show nothing)."""
         return self.runtime.registry.display_specs(name)
 
+    def action_mcp_servers(self) -> None:
+        from .mcp_screen import McpScreen
+
+        self.push_screen(McpScreen(self.runtime.registry.mcp))
+
     def action_open_transcripts(self) -> None:
         def chosen(choice: tuple[str, int | None] | None) -> None:
             if choice:
@@ -92,6 +97,8 @@ class CallstreamApp(App[None]):
                                 screen.action_regenerate)
             yield SystemCommand("Fork the conversation here", "/fork: a new conversation up to the selected entry",
                                 screen.action_fork)
+            yield SystemCommand("MCP servers", "each server's state and tools (connecting, ready, failed and why)",
+                                self.action_mcp_servers)
 
     async def on_unmount(self) -> None:
         if self.session.busy:

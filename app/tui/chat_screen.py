@@ -129,6 +129,9 @@ class ChatScreen(Screen[None]):
 
     @on(PromptInput.Submitted)
     def _submitted(self, message: PromptInput.Submitted) -> None:
+        if message.text.strip() == "/mcp":
+            self.app.action_mcp_servers()  # type: ignore[attr-defined]
+            return
         if self.session.busy:
             self.notify("A turn is still running: press Esc to cancel it first.", markup=False, severity="warning")
             return
@@ -435,7 +438,10 @@ class ChatScreen(Screen[None]):
             return ReasoningBlock(block.text if finished else "")
         assert isinstance(block, ToolCallBlock)
         display, result_display = self.app.display_specs(block.name)  # type: ignore[attr-defined]
-        return ToolCard(block, display, result_display, finished=finished)
+        card = ToolCard(block, display, result_display, finished=finished)
+        tool = self.session.registry.get(block.name)
+        card.offer_always = tool is None or tool.approval != "always-ask"
+        return card
 
     def _show_branch(self) -> None:
         if self.session.busy or self.session.position is None:

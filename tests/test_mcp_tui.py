@@ -1,0 +1,48 @@
+"""The MCP servers screen under Pilot (``/mcp``): each server's state as it
+goes, never a spinner: ready with its tools, or failed with the reason."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from textual.widgets import Static
+
+from app.config import load_config
+from app.tui.app import make_app
+from app.tui.mcp_screen import McpScreen
+from tests.conftest import ROOT
+from widgets.prompt_input import PromptInput
+
+
+async def test_the_mcp_screen_shows_each_server_state(home: Path) -> None:
+    (home / "config.toml").write_text(f"""
+[providers.demo]
+provider = "demo"
+
+[mcp.fx]
+command = {json.dumps(sys.executable)}
+args = ["-m", "tests.mcp_fixture", "stdio"]
+cwd = {json.dumps(str(ROOT))}
+startup_timeout = 60
+
+[mcp.gone]
+command = "no-such-mcp-server-xyz"
+""")
+    app = make_app(config=load_config())
+    app.cursor_blink = False
+    async with app.run_test(size=(100, 40)) as pilot:
+        app.screen.query_one(PromptInput).text = "/mcp"
+        await pilot.press("enter")
+        for _ in range(1000):
+            await pilot.pause(0.02)
+            if isinstance(app.screen, McpScreen):
+                text = str(app.screen.query_one("#servers-text", Static).render())
+                if "fx: 7 tools in" in text and "gone: failed" in text:
+                    break
+        assert isinstance(app.screen, McpScreen)
+        assert "fx__effect  (side effect: asks first)" in text and "fx__lookup  (read-only)" in text
+        assert "gone: failed: cannot start it" in text and "gone.log" in text
+        await pilot.press("escape")
+        assert not isinstance(app.screen, McpScreen)
