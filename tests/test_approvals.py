@@ -96,7 +96,7 @@ async def test_yes_runs_it_once_and_the_model_reads_the_result(request: pytest.F
         card = await until_awaiting(app, pilot)
         assert [c.block.state for c in app.screen.query(ToolCard)][:2] == ["ran", "ran"]  # read-only: no asking
         assert ticket_claims() == []  # nothing claimed, nothing run while it waits
-        check_snapshot(app, "awaiting_approval", request.config)
+        check_snapshot(app, "awaiting_approval", request.config, mask=r"key&#160;[0-9a-f]{12}…")
         await pilot.press("y")
         await finished(app, pilot)
         assert card.block.state == "ran" and card.approval is None

@@ -417,3 +417,70 @@ def test_asyncio_is_not_left_with_tasks(tmp_path: Path) -> None:
         return len([t for t in asyncio.all_tasks() if t is not asyncio.current_task()])
 
     assert asyncio.run(go()) == 0
+
+
+# -- request bodies carrying MCP tools, validated as the request-body tests do ---------------
+
+
+async def test_request_bodies_with_mcp_tools_match_the_sdk_types(tmp_path: Path) -> None:
+    from anthropic.types.message_create_params import MessageCreateParamsStreaming
+    from openai.types.chat.completion_create_params import CompletionCreateParamsStreaming
+    from openai.types.responses.response_create_params import ResponseCreateParamsStreaming
+    from pydantic import TypeAdapter
+
+    from app.conversation import User
+    from app.stream.dialects import REQUEST_BUILDERS
+
+    real = {"type": "object", "$schema": "https://json-schema.org/draft/2020-12/schema", "additionalProperties": False,
+            "$defs": {"Tz": {"type": "string", "description": "an IANA zone"}},
+            "properties": {"timezone": {"$ref": "#/$defs/Tz"}, "note": {"type": ["string", "null"]}}}
+    registry = await registry_with({"fx": {"command": "unused"}}, tmp_path, {"fx": make_server()})
+    try:
+        specs = [t.spec for t in (registry.get("fx__lookup"), registry.get("fx__effect")) if t is not None]
+    finally:
+        await registry.aclose()
+    from app.conversation import ToolSpec
+
+    specs.append(ToolSpec("time__convert", "convert a time", real))
+    history = [User("what time is it?")]
+    types = {"openai-chat": CompletionCreateParamsStreaming, "openai-responses": ResponseCreateParamsStreaming,
+             "anthropic": MessageCreateParamsStreaming}
+    for dialect, builder in REQUEST_BUILDERS.items():
+        _, body = builder("m", history, specs, None)
+        if dialect in types:
+            TypeAdapter(types[dialect]).validate_python(body)
+        text = json.dumps(body)
+        assert "fx__lookup" in text and "fx__effect" in text
+        if dialect == "openai-responses":
+            assert all(tool["strict"] is False for tool in body["tools"])  # MCP tools are never strict
+        if dialect == "gemini":
+            declared = body["tools"][0]["functionDeclarations"][2]["parameters"]
+            assert declared["properties"]["timezone"] == {"type": "string", "description": "an IANA zone"}
+            assert "$schema" not in text and "additionalProperties" not in text and "$ref" not in text
+
+
+async def test_the_display_allow_list_comes_from_the_config(tmp_path: Path) -> None:
+    tables = {"fx": {"command": "unused", "tool": {"effect": {"display": [["label", "Label"]],
+                                                              "approval": "always-ask"}}}}
+    registry = await registry_with(tables, tmp_path, {"fx": make_server()})
+    try:
+        effect = registry.get("fx__effect")
+        assert effect is not None and [(f.path, f.label) for f in effect.display] == [("label", "Label")]
+        assert effect.approval == "always-ask"
+    finally:
+        await registry.aclose()
+
+
+def test_a_servers_stderr_log_is_capped(tmp_path: Path) -> None:
+    from app.mcp.logs import ServerLog
+
+    log = ServerLog(tmp_path / "chatty.log", cap=1000)
+    (tmp_path / "chatty.log").write_text("the previous run\n")
+    writer = log.open()
+    writer.write("x" * 5000)
+    writer.close()
+    assert log._thread is not None
+    log._thread.join(10)
+    text = (tmp_path / "chatty.log").read_text()
+    assert text.startswith("x" * 1000) and "4000 more bytes of stderr dropped at the 1000-byte cap" in text
+    assert (tmp_path / "chatty.log.1").read_text() == "the previous run\n"
