@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..jsonscan import MAX_DEPTH
+from ..limits import MAX_DEPTH
 
 __all__ = ["SchemaProblem", "adapt", "problems", "DIALECT_NAMES"]
 
