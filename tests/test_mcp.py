@@ -378,16 +378,15 @@ async def test_an_mcp_call_awaits_approval_runs_once_and_its_result_reaches_the_
 
 async def test_exactly_once_through_mcp_across_a_cut_off_and_retry(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """The stream dies after the call ended (so it was dispatched); the retry
-    repeats the same call: the stdio fixture counts one run for the key, and
-    saw the key in ``_meta``."""
+    """The stream dies after the call ended (so it was dispatched): the next
+    request continues from what ran (never regenerated), and the stdio fixture
+    counts one run for the key, which it saw in ``_meta``."""
     counts_file = tmp_path / "counts.json"
     monkeypatch.setenv("COUNTS", str(counts_file))
     call = [("text", "Doing it. ")] + streamgen.call_script(0, "c1", "fx__effect", '{"label": "once"}')
     body = streamgen.anthropic(call)
     with FaultServer() as server:
         server.replies.append(Reply(body[: body.index(b"message_delta")], chunk=64))
-        server.replies.append(Reply(body))
         server.replies.append(Reply(streamgen.anthropic([("text", "Done.")], stop_reason="end_turn")))
         registry = await registry_with(stdio(approval="never"), tmp_path)
         session = ChatSession(Endpoint("anthropic", server.url, "m", "test"), registry, Ledger(tmp_path / "l.db"),
@@ -399,8 +398,10 @@ async def test_exactly_once_through_mcp_across_a_cut_off_and_retry(tmp_path: Pat
             await registry.aclose()
     assert done.status == "done", done
     block = session.turns[0].blocks[1]
-    assert session.turns[0].attempts == 2
+    assert session.turns[0].note and block.state == "ran"  # type: ignore[union-attr]
     assert counts(counts_file) == {block.key: 1}  # type: ignore[union-attr]
+    assert json.loads(block.result)["key"] == block.key  # type: ignore[union-attr]
+    assert block.key in json.dumps(server.requests[1]["body"])  # type: ignore[operator, union-attr]
 
 
 def test_the_fixture_server_module_runs_without_the_app() -> None:
