@@ -327,7 +327,7 @@ async def test_ctrl_r_after_esc_while_a_tool_ran_continues_from_it_and_stores_wh
     tool = CommandToolConfig("file_note", [sys.executable, str(script)], read_only=False,
                              parameters={"type": "object", "properties": {"text": {"type": "string"}}},
                              display=[("text", "Note")])
-    config = Config(tools={"file_note": tool})
+    config = Config(tools={"file_note": tool}, allow=["file_note"])  # runs without asking: this is about Esc
     call = streamgen.call_script(0, "t1", "file_note", '{"text": "hello"}')
     with FaultServer() as server:
         server.replies.append(Reply(streamgen.anthropic([("text", "Filing it. ")] + call)))
