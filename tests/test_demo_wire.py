@@ -152,8 +152,10 @@ def test_retry_after_dispatch_on_chat_files_the_ticket_once(home: object) -> Non
     """Chat calls end only with the stream, so on chat the scenario breaks the stream after the ticket
     call (the lookup's arguments do not parse): the ticket ran in a failed turn, and Ctrl+R continues
     from it — filed once — instead of a drop that would leave nothing run to protect."""
+    from app.tools.approvals import Approvals
+
     runtime = open_runtime(config=demo_config("openai-chat"))
-    session = runtime.session(None)
+    session = runtime.session(None, approvals=Approvals.from_config(runtime.config, approve="create_ticket"))
 
     async def go() -> None:
         try:

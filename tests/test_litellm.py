@@ -120,7 +120,7 @@ def test_readme_example_finishes_through_litellm(proxy: str, model: str, home: P
     upstream = ROUTES[model][2]
     before = len(routes_seen.get(upstream, []))
     out, err = io.StringIO(), io.StringIO()
-    run_ask(EXAMPLE, as_json=True, out=out, err=err)
+    run_ask(EXAMPLE, as_json=True, out=out, err=err, approve="create_ticket")
     document = json.loads(out.getvalue())
     assert document["status"] == "done", (document["status"], err.getvalue(),
                                           [(t["outcome"], t.get("error")) for t in document["turns"]])
