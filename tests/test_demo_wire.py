@@ -99,7 +99,7 @@ def test_responses_function_call_output_as_input_text_parts_is_joined(server: De
     assert "A-1042 (late, placed 2026-11-03)" in text
 
 
-def test_responses_invalid_args_recovers_after_an_error_result() -> None:
+def test_responses_invalid_args_recovers_after_an_error_result(home: object) -> None:
     session = converse(["/demo invalid-args"], demo_config("openai-responses"))
     calls = [b for t in session.turns for b in t.blocks if b.type == "tool_call"]
     assert [c.state for c in calls] == ["rejected", "ran"]
@@ -181,13 +181,13 @@ def test_retry_after_dispatch_on_chat_files_the_ticket_once(home: object) -> Non
 # -- the demo does not contradict itself -----------------------------------------------------------
 
 
-def test_one_order_found_is_named_not_one_of_them(server: DemoServer) -> None:
+def test_one_order_found_is_named_not_one_of_them(server: DemoServer, home: object) -> None:
     session = converse(["Show me order A-1042"], demo_config())
     reply = session.history[-1]
     assert "Want me to open a ticket for A-1042?" in reply.text and "one of them" not in reply.text
 
 
-def test_the_ticket_body_states_the_date_get_order_returned_and_quotes_the_user() -> None:
+def test_the_ticket_body_states_the_date_get_order_returned_and_quotes_the_user(home: object) -> None:
     message = "Ada Lovelace says her order is late. Check her open and late orders and open a ticket."
     session = converse([message], demo_config())
     blocks = [b for t in session.turns for b in t.blocks if b.type == "tool_call"]
