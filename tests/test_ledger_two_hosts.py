@@ -213,7 +213,8 @@ def test_two_callstream_asks_continuing_one_conversation_open_one_ticket(hosts: 
     exported.write_text(finished(callstream(homes[0], "export", conversation)))
     finished(callstream(homes[1], "import", str(exported)))
     prompt = "Ada Lovelace says her order is late. Check her open and late orders and open a ticket."
-    asks = [callstream(home, "ask", "--conversation", conversation, prompt, "--json") for home in homes]
+    asks = [callstream(home, "ask", "--conversation", conversation, prompt, "--json",
+                     "--approve", "create_ticket") for home in homes]
     documents = [json.loads(finished(a)) for a in asks]
     tickets = []
     for document in documents:

@@ -54,7 +54,8 @@ def runs_of(tmp_path: Path) -> int:
 def config(tmp_path: Path | None = None) -> Config:
     profile = ProviderProfile(name="demo", provider="demo", demo_speed=0.0)
     tools = {"create_ticket": ticket_tool(tmp_path)} if tmp_path is not None else {}
-    return Config(providers={"demo": profile}, default="demo", tools=tools, record=False)
+    # create_ticket runs without asking here (approvals: tests/test_approvals.py)
+    return Config(providers={"demo": profile}, default="demo", tools=tools, record=False, allow=["create_ticket"])
 
 
 def run(coroutine: Any) -> Any:

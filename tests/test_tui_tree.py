@@ -29,7 +29,7 @@ def _home(home: Path) -> None:
 def app_for(tmp_path: Path | None = None, conversation: str | None = None) -> CallstreamApp:
     tools = {"create_ticket": ticket_tool(tmp_path)} if tmp_path is not None else {}
     config = Config(providers={"demo": ProviderProfile(name="demo", provider="demo", demo_speed=0.0)},
-                    default="demo", tools=tools, record=False)
+                    default="demo", tools=tools, record=False, allow=["create_ticket"])
     app = make_app(config=config, conversation=conversation)
     app.cursor_blink = False
     return app
