@@ -70,7 +70,7 @@ def run_ask(args_size: int, fragment: int, work: Path) -> dict[str, float]:
                "ANTHROPIC_API_KEY": "bench"}
         start = time.perf_counter()
         ask = subprocess.Popen([sys.executable, "-m", "app", "ask", "file it", "--provider", "anthropic",
-                                "--base-url", url, "--model", "m"], env=env, cwd=ROOT,
+                                "--base-url", url, "--model", "m", "--approve", "create_ticket"], env=env, cwd=ROOT,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         _, status, usage = os.wait4(ask.pid, 0)
         wall = time.perf_counter() - start

@@ -101,7 +101,9 @@ async def run_app(body: bytes | None, press_keys: bool, idle_presses: int = 60) 
             if body is not None:
                 server.replies.append(Reply(body, chunk=4096))
                 server.replies.append(Reply(streamgen.anthropic([("text", "Filed.")], stop_reason="end_turn")))
-            app = make_app(config=Config(), endpoint=Endpoint("anthropic", server.url, "m", "bench"))
+            # create_ticket allowed without asking: the benchmark measures rendering, not a person deciding
+            app = make_app(config=Config(allow=["create_ticket"]),
+                           endpoint=Endpoint("anthropic", server.url, "m", "bench"))
             async with app.run_test(headless=True, size=(120, 40)) as pilot:
                 prompt = app.screen.query_one(PromptInput)
                 await pilot.pause()
