@@ -54,6 +54,17 @@ def fixture_params() -> list[object]:
     return [pytest.param(path, id=f"{path.parent.name}/{path.stem}") for path in files]
 
 
+@pytest.fixture(autouse=True)
+def _private_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets a private data dir and an empty config, so no test reads or
+    writes the real ~/.local/share/callstream (which outlives the run on a shared
+    machine) whether or not it asks for ``home``; ``home`` narrows it further."""
+    private = tmp_path_factory.mktemp("private")
+    monkeypatch.setenv("CALLSTREAM_HOME", str(private / "home"))
+    monkeypatch.setenv("CALLSTREAM_CONFIG", str(private / "config.toml"))
+    (private / "config.toml").touch()
+
+
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A private CALLSTREAM_HOME and CALLSTREAM_CONFIG (an empty file: a

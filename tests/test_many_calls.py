@@ -14,9 +14,12 @@ import pytest
 
 from tests.conftest import ROOT
 
-#: Peak RSS measured on the dev machine: 75 MB with the default caps, 115 MB
-#: with all 10,000 running; the bound leaves room for other machines.
-RSS_BOUND_KIB = 320_000
+#: Peak RSS measured on the dev machine: 75-82 MB with the default caps, 115 MB
+#: with all 10,000 running; 395 MB was seen once with the default caps on a
+#: machine loaded to ten runnable processes (the stream outruns the loop, so
+#: more of it is held at once). The bound leaves room for that: it is there to
+#: catch growth with the number of calls, not to time anything.
+RSS_BOUND_KIB = 768_000
 
 
 def run(tmp_path: Path, count: int, max_calls: int, max_concurrent: int) -> dict[str, Any]:
