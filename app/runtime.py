@@ -87,7 +87,7 @@ class Runtime:
             options=self.profile.options,
             max_calls_per_turn=self.config.max_calls_per_turn, max_concurrent_tools=self.config.max_concurrent_tools,
             timeouts=Timeouts(self.profile.connect_timeout, self.profile.read_timeout, self.profile.deadline),
-            team=self.config.team)
+            team=self.config.team, limits=self.config.limits)
         # the TUI asks; ``ask`` passes its own (nobody to ask: fail closed unless --approve)
         session.approvals = approvals if approvals is not None else Approvals.from_config(self.config)
         writer = TranscriptWriter(self.store, session, self.profile.provider, stored)

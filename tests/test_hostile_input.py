@@ -346,3 +346,50 @@ def test_config_limit_that_is_not_a_number(saved: Saved) -> None:
     _config(saved, '[limits]\nevent_bytes = "lots"')
     stated(run("ask", "hi"), 2, "limits.event_bytes must be a whole number of bytes")
     saved.intact(alone=True)
+
+
+# -- limits, stated when hit ------------------------------------------------------------
+
+def test_an_endless_line_stops_at_the_event_limit(saved: Saved, server: FaultServer) -> None:
+    _config(saved, "[limits]\nevent_bytes = 65536")
+    server.replies.append(Reply(b"data: " + b"x" * 2_000_000, chunk=8192))
+    code, out, err = run("ask", "hi", "--provider", _provider(saved, server), "--json")
+    assert code == 1 and "Traceback" not in err
+    turn = json.loads(out)["turns"][0]
+    assert turn["outcome"] == "malformed"
+    assert turn["error"] == ("the stream was stopped: an SSE line longer than 64 KiB (limits.event_bytes in the "
+                             "config)")
+    recording = saved.data / "recordings" / f"{json.loads(out)['conversation']}.ndjson"
+    assert recording.stat().st_size < 400_000  # the recording stopped with the stream
+    saved.intact()
+
+
+def test_a_gzip_bomb_stops_at_the_body_limit(saved: Saved, server: FaultServer) -> None:
+    import gzip
+
+    _config(saved, "[limits]\nbody_bytes = 1048576")
+    frame = b'data: {"choices":[{"index":0,"delta":{"content":"' + b"a" * 900 + b'"}}]}\n\n'
+    bomb = gzip.compress(frame * 20_000)  # 19 MB of stream in about 60 KB
+    assert len(bomb) < 200_000
+    server.replies.append(Reply(bomb, headers={"Content-Encoding": "gzip"}, chunk=4096))
+    code, out, err = run("ask", "hi", "--provider", _provider(saved, server), "--json")
+    assert code == 1 and "Traceback" not in err
+    turn = json.loads(out)["turns"][0]
+    assert turn["error"] == ("the stream was stopped: the response body passed 1 MiB (after decompression; "
+                             "limits.body_bytes in the config)")
+    saved.intact()
+
+
+def test_tool_output_past_the_limit_is_cut_with_a_marker(saved: Saved, server: FaultServer) -> None:
+    tool = '[tools.loud]\ncommand = ["python3", "-c", "print(\'y\' * 3000000)"]\nread_only = true\n'
+    _provider(saved, server, extra="\n[limits]\ntool_output_bytes = 65536\n\n" + tool)
+    server.replies.append(Reply(streamgen.openai_chat(streamgen.call_script(0, "c1", "loud", "{}"))))
+    server.replies.append(Reply(streamgen.openai_chat([("text", "ok")], finish="stop")))
+    code, out, err = run("ask", "hi", "--provider", "hostile", "--json")
+    assert code == 0, err
+    call = next(b for b in json.loads(out)["turns"][0]["blocks"] if b["type"] == "tool_call")
+    assert call["state"] == "ran"
+    assert call["result"] == "y" * 65536 + f"\n[… {3_000_001 - 65536} bytes cut]"
+    sent = server.requests[1]["body"]["messages"][-1]["content"]
+    assert sent.endswith(f"[… {3_000_001 - 65536} bytes cut]")
+    saved.intact()

@@ -40,6 +40,7 @@ from ..stream import (
     Update,
 )
 from ..stream.dialects import REQUEST_BUILDERS
+from ..stream.limits import DEFAULT_LIMITS, Limits
 from ..stream.preview import FormingPreview
 from ..tools.dispatcher import MAX_CALLS_PER_TURN, MAX_CONCURRENT_TOOLS, CallUpdate, Dispatcher, over_cap
 from ..tools.finalise import NotRun, Rejected, Valid, finalise
@@ -199,6 +200,7 @@ class ChatSession:
         team: str | None = None,
         max_calls_per_turn: int = MAX_CALLS_PER_TURN,
         max_concurrent_tools: int = MAX_CONCURRENT_TOOLS,
+        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         self.endpoint = endpoint
         self.registry = registry
@@ -222,6 +224,8 @@ class ChatSession:
         self.max_concurrent_tools = max_concurrent_tools
         #: The tools the current request offered: a call to any other is answered, never run.
         self._offered: frozenset[str] = frozenset()
+        #: Byte limits on a stream (an SSE line or event, the whole body).
+        self.limits = limits
         self._warm_tasks: set[asyncio.Task[None]] = set()
         #: Speculative warming of read-only tools while their calls form.
         self.warming = True
@@ -436,7 +440,7 @@ class ChatSession:
                 break
             record.attempts = attempt
             dispatcher.begin_attempt()
-            parser = StreamParser(self.endpoint.dialect)
+            parser = StreamParser(self.endpoint.dialect, self.limits)
             record.blocks = parser.blocks
             self._emit(AttemptStarted(index, attempt))
             self._mark("attempt", turn=index, attempt=attempt)

@@ -19,7 +19,7 @@ from itertools import accumulate
 from typing import Any
 
 __all__ = ["MAX_DEPTH", "TooDeep", "loads", "check_depth", "Limits", "DEFAULT_LIMITS", "one_line", "cut_marker",
-           "MESSAGE_LINE"]
+           "MESSAGE_LINE", "size_words"]
 
 #: The deepest JSON nesting callstream reads or walks (containers, counted
 #: from 1 at the outermost). Real payloads and tool arguments stay far below
@@ -98,6 +98,14 @@ def one_line(text: str, limit: int = MESSAGE_LINE) -> str:
     """``text`` as one line (whitespace runs, newlines included, become one space), capped with ``…``."""
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def size_words(count: int) -> str:
+    """A byte count as people say it (32 MiB, 640 KiB, 1500 bytes)."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if count >= scale and count % scale == 0:
+            return f"{count // scale} {unit}"
+    return f"{count} bytes"
 
 
 def cut_marker(cut: int) -> str:

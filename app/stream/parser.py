@@ -14,7 +14,7 @@ from .assembler import Assembler, Update
 from .blocks import Block, Turn
 from .dialects import DIALECTS, Dialect, detect, make_dialect
 from .events import Event, ProviderError, StreamMalformed
-from .limits import loads
+from .limits import DEFAULT_LIMITS, Limits, loads, size_words
 from .sse import SSEDecoder, SSEEvent
 
 __all__ = ["StreamParser", "assemble"]
@@ -32,10 +32,12 @@ class StreamParser:
     ``at`` is the caller's clock (the core reads none), kept on call timings.
     """
 
-    def __init__(self, dialect: str = "auto") -> None:
+    def __init__(self, dialect: str = "auto", limits: Limits = DEFAULT_LIMITS) -> None:
         if dialect != "auto" and dialect not in DIALECTS:
             make_dialect(dialect)  # raises the ValueError that names the choices
-        self._sse = SSEDecoder()
+        self._sse = SSEDecoder(limits.event_bytes)
+        self._body_limit = limits.body_bytes
+        self._stopped = False
         self._dialect: Dialect | None = None if dialect == "auto" else make_dialect(dialect)
         self._pending: list[SSEEvent] = []
         self._events: list[Event] = []
@@ -54,11 +56,23 @@ class StreamParser:
         return self.assembler.finished
 
     def feed(self, data: bytes, at: float | None = None) -> list[Update]:
+        if self._stopped:
+            return []
         frames = self._sse.feed(data)
         if frames:
             self.assembler.now = at
             self._frames(frames)
+        if self._sse.overflow is not None:
+            self._stop(f"{self._sse.overflow} (limits.event_bytes in the config)")
+        elif self._sse.bytes_seen > self._body_limit:
+            self._stop(f"the response body passed {size_words(self._body_limit)} (after decompression; "
+                       "limits.body_bytes in the config)")
         return self._drain()
+
+    def _stop(self, why: str) -> None:
+        """A limit was hit: the stream ends here as malformed, saying which limit."""
+        self._stopped = True
+        self.assembler.apply(StreamMalformed(f"the stream was stopped: {why}"))
 
     def close(self, cause: str = "eof", at: float | None = None, detail: str | None = None) -> Turn:
         """Decide the turn. ``cause`` is how the body ended: ``eof`` (cleanly:

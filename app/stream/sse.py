@@ -11,12 +11,18 @@ Speed matters here (every delta of every stream passes through), so line
 splitting is done with ``str.replace``/``str.split`` on whole chunks, and a line
 that grows across many chunks is kept as a list of pieces, joined once: a 10 MB
 ``data:`` line costs linear time, not quadratic.
+
+Size is bounded: a line, or one event's data, longer than ``max_size``
+characters stops the decoder (``overflow`` says why, and every later byte is
+ignored), so a line that never ends costs ``max_size``, not all of memory.
 """
 
 from __future__ import annotations
 
 import codecs
 from dataclasses import dataclass
+
+from .limits import size_words
 
 __all__ = ["SSEDecoder", "SSEEvent"]
 
@@ -51,9 +57,13 @@ class SSEDecoder:
         "_retry",
         "bytes_seen",
         "head",
+        "max_size",
+        "overflow",
+        "_partial_size",
+        "_data_size",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, max_size: int | None = None) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._partial: list[str] = []
         self._skip_lf = False
@@ -67,6 +77,12 @@ class SSEDecoder:
         #: The first few hundred characters of the body, kept so that a
         #: non-SSE body (an HTML error page, a JSON error) can be named.
         self.head = ""
+        #: The longest line or event data (characters) kept; None: no bound.
+        self.max_size = max_size
+        #: Why the decoder stopped (a line or an event over ``max_size``), else None.
+        self.overflow: str | None = None
+        self._partial_size = 0
+        self._data_size = 0
 
     @property
     def reconnection_time(self) -> int | None:
@@ -75,11 +91,15 @@ class SSEDecoder:
 
     def feed(self, data: bytes) -> list[SSEEvent]:
         self.bytes_seen += len(data)
+        if self.overflow is not None:
+            return []
         text = self._decoder.decode(data)
         return self._feed_text(text)
 
     def close(self) -> list[SSEEvent]:
         """End of stream: flush the decoder; pending data is discarded."""
+        if self.overflow is not None:
+            return []
         text = self._decoder.decode(b"", final=True)
         events = self._feed_text(text) if text else []
         self._partial.clear()
@@ -108,7 +128,7 @@ class SSEDecoder:
         parts = text.split("\n")
         if len(parts) == 1:
             if text:
-                self._partial.append(text)
+                self._keep(text)
             return []
         events: list[SSEEvent] = []
         first = parts[0]
@@ -116,23 +136,44 @@ class SSEDecoder:
             self._partial.append(first)
             first = "".join(self._partial)
             self._partial.clear()
+            self._partial_size = 0
         self._line(first, events)
         last = len(parts) - 1
         for i in range(1, last):
             self._line(parts[i], events)
         tail = parts[last]
         if tail:
-            self._partial.append(tail)
+            self._keep(tail)
         return events
 
+    def _keep(self, piece: str) -> None:
+        """Hold a piece of an unfinished line, unless the line has grown past the limit."""
+        self._partial_size += len(piece)
+        if self.max_size is not None and self._partial_size > self.max_size:
+            self._stop(f"an SSE line longer than {size_words(self.max_size)}")
+            return
+        self._partial.append(piece)
+
+    def _stop(self, why: str) -> None:
+        self.overflow = why
+        self._partial.clear()
+        self._data = []
+        self._partial_size = self._data_size = 0
+
     def _line(self, line: str, events: list[SSEEvent]) -> None:
+        if self.overflow is not None:
+            return
         if not line:
             if self._data:
                 events.append(
                     SSEEvent(self._event or "message", "\n".join(self._data), self._last_id, self._retry)
                 )
                 self._data = []
+                self._data_size = 0
             self._event = ""
+            return
+        if self.max_size is not None and len(line) > self.max_size:
+            self._stop(f"an SSE line longer than {size_words(self.max_size)}")
             return
         if line[0] == ":":
             return
@@ -145,6 +186,10 @@ class SSEDecoder:
             if value[:1] == " ":
                 value = value[1:]
         if name == "data":
+            self._data_size += len(value) + 1
+            if self.max_size is not None and self._data_size > self.max_size:
+                self._stop(f"an SSE event longer than {size_words(self.max_size)}")
+                return
             self._data.append(value)
         elif name == "event":
             self._event = value
@@ -155,3 +200,4 @@ class SSEDecoder:
             if value and value.isascii() and value.isdigit():
                 self._retry = int(value)
         # any other field name is ignored
+

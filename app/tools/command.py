@@ -18,14 +18,15 @@ import json
 import os
 import signal
 import tempfile
-from typing import IO, Any
+from typing import Any
 
 from ..config import CommandToolConfig
+from ..stream.limits import DEFAULT_LIMITS
 from .base import DisplayField, Tool, ToolContext, ToolError
+from .output import read_capped
 
 __all__ = ["command_tool"]
 
-_MAX_OUTPUT = 1_000_000
 
 
 async def _feed(process: asyncio.subprocess.Process, data: bytes) -> None:
@@ -38,9 +39,6 @@ async def _feed(process: asyncio.subprocess.Process, data: bytes) -> None:
     stdin.close()
 
 
-def _read(file: IO[bytes]) -> bytes:
-    file.seek(0)
-    return file.read(_MAX_OUTPUT)
 
 
 def _end_group(process: asyncio.subprocess.Process) -> None:
@@ -48,7 +46,7 @@ def _end_group(process: asyncio.subprocess.Process) -> None:
         os.killpg(process.pid, signal.SIGKILL)
 
 
-def command_tool(config: CommandToolConfig) -> Tool:
+def command_tool(config: CommandToolConfig, output_limit: int = DEFAULT_LIMITS.tool_output_bytes) -> Tool:
     async def run(arguments: dict[str, Any], ctx: ToolContext) -> str:
         env = {**os.environ, "CALLSTREAM_IDEMPOTENCY_KEY": ctx.idempotency_key, "CALLSTREAM_TOOL": config.name}
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
@@ -68,11 +66,11 @@ def command_tool(config: CommandToolConfig) -> Tool:
                 if isinstance(exc, asyncio.CancelledError):
                     raise
                 raise ToolError(f"timed out after {config.timeout:g} s") from None
-            stdout, stderr = _read(out), _read(err)
+            stdout, stderr = read_capped(out, output_limit), read_capped(err, output_limit)
         if process.returncode != 0:
-            message = stderr.decode("utf-8", "replace").strip() or f"exited with status {process.returncode}"
-            raise ToolError(message[:2000])
-        return stdout.decode("utf-8", "replace")
+            message = stderr.strip() or f"exited with status {process.returncode}"
+            raise ToolError(message if len(message) <= 2000 else message[:1999] + "…")
+        return stdout
 
     return Tool(
         name=config.name,

@@ -30,7 +30,8 @@ class Registry:
     def default(cls, data_dir: Path, config: Config | None = None) -> Registry:
         registry = cls(builtin_tools(data_dir))
         for tool_config in (config.tools.values() if config else []):
-            registry.add(command_tool(tool_config))  # a config tool may replace a built-in of the same name
+            # a config tool may replace a built-in of the same name
+            registry.add(command_tool(tool_config, config.limits.tool_output_bytes))
         if config is not None and config.mcp:
             from ..mcp import open_hub
 
