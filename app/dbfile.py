@@ -2,7 +2,13 @@
 autocommit (transactions are explicit), WAL, rows by name, created
 user-only (0600), and every text parameter written through ``redact`` — so
 no key reaches the transcripts, the ledger or the support store, whichever
-table or column a later change adds."""
+table or column a later change adds.
+
+A file callstream cannot use — damaged, read-only, in a directory that is
+missing or not writable, on a full disk — is a ``DataFileError``: one line
+naming the file and what to do (the command line prints it and exits 2).
+Nothing is rewritten to get past it, so what was saved stays as it was.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +20,48 @@ from typing import Any
 
 from .stream.redact import redact
 
-__all__ = ["connect"]
+__all__ = ["connect", "DataFileError", "explain"]
+
+
+class DataFileError(sqlite3.OperationalError):
+    """A data file that cannot be used; the message names it and says what to do."""
+
+
+#: Errors that are about waiting, not about the file: left to the caller's retry logic.
+_TRANSIENT = ("locked", "busy")
+
+
+def _disk_full(path: Path | str) -> bool:
+    """sqlite reports a full disk met while growing its shared-memory file as an I/O error: look."""
+    try:
+        stats = os.statvfs(Path(path).parent)
+    except OSError:
+        return False
+    return stats.f_bavail * stats.f_frsize < 64 * 1024
+
+
+def explain(path: Path | str, exc: BaseException) -> DataFileError:
+    """``exc`` (an sqlite or OS error on ``path``) as one line: what is wrong and what to do."""
+    if isinstance(exc, DataFileError):
+        return exc
+    text = str(exc) or type(exc).__name__
+    low = text.lower()
+    if "not a database" in low or "malformed" in low or "disk image" in low:
+        words = (f"{path} is damaged ({text}): nothing was changed; move it aside to start afresh (callstream makes "
+                 "a new one) or restore it from a backup")
+    elif "readonly" in low or "read-only" in low:
+        words = (f"{path} is read-only ({text}): make it and its directory writable, or set CALLSTREAM_HOME to a "
+                 "writable directory")
+    elif "unable to open" in low:
+        words = (f"cannot open {path} ({text}): its directory is missing or not writable; create it, or set "
+                 "CALLSTREAM_HOME to a writable directory")
+    elif "full" in low or "no space" in low or ("i/o" in low and _disk_full(path)):
+        words = f"{path}: the disk is full: free some space and try again; what was saved before is intact"
+    elif "i/o" in low:
+        words = f"{path}: a disk I/O error ({text}): check the disk; what was saved before is intact"
+    else:
+        words = f"{path}: {text}"
+    return DataFileError(words)
 
 
 def _clean(parameters: Any) -> Any:
@@ -24,23 +71,60 @@ def _clean(parameters: Any) -> Any:
 
 
 class _Connection(sqlite3.Connection):
-    """A connection whose statements never write a registered secret."""
+    """A connection whose statements never write a registered secret, and
+    whose file problems say which file and what to do."""
+
+    where: Path | str = "the database"
+
+    def _fail(self, exc: sqlite3.DatabaseError) -> BaseException:
+        if isinstance(exc, sqlite3.IntegrityError) or any(word in str(exc).lower() for word in _TRANSIENT):
+            return exc  # a constraint (the ledger's claim race) or a wait: the caller's business
+        return explain(self.where, exc)
 
     def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:  # type: ignore[override]
-        return super().execute(sql, _clean(parameters))
+        try:
+            return super().execute(sql, _clean(parameters))
+        except sqlite3.DatabaseError as exc:
+            failure = self._fail(exc)
+            if failure is exc:
+                raise
+            raise failure from exc
 
     def executemany(self, sql: str, parameters: Iterable[Any], /) -> sqlite3.Cursor:  # type: ignore[override]
-        return super().executemany(sql, (_clean(p) for p in parameters))
+        try:
+            return super().executemany(sql, (_clean(p) for p in parameters))
+        except sqlite3.DatabaseError as exc:
+            failure = self._fail(exc)
+            if failure is exc:
+                raise
+            raise failure from exc
+
+    def executescript(self, script: str, /) -> sqlite3.Cursor:
+        try:
+            return super().executescript(script)
+        except sqlite3.DatabaseError as exc:
+            failure = self._fail(exc)
+            if failure is exc:
+                raise
+            raise failure from exc
 
 
 def connect(path: Path, synchronous: str = "NORMAL") -> sqlite3.Connection:
     """``synchronous="FULL"`` where a commit must survive power loss (the ledger's claims)."""
     existed = path.exists()
-    db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False,
-                         factory=_Connection)
+    try:
+        db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False, factory=_Connection)
+    except sqlite3.DatabaseError as exc:
+        raise explain(path, exc) from exc
+    assert isinstance(db, _Connection)
+    db.where = path
     db.row_factory = sqlite3.Row
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute(f"PRAGMA synchronous={'FULL' if synchronous == 'FULL' else 'NORMAL'}")
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute(f"PRAGMA synchronous={'FULL' if synchronous == 'FULL' else 'NORMAL'}")
+    except BaseException:
+        db.close()
+        raise
     if not existed:
         for suffix in ("", "-wal", "-shm"):
             candidate = Path(str(path) + suffix)

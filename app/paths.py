@@ -25,11 +25,18 @@ def config_path() -> Path:
 
 
 def data_dir(create: bool = True) -> Path:
-    """The data dir, created user-only (0700): transcripts and the ledger live here."""
+    """The data dir: transcripts and the ledger live here. Created user-only
+    (0700) when it does not exist; a directory the user made is left with the
+    permissions they gave it. One that cannot be made is a ``DataFileError``."""
     override = os.environ.get("CALLSTREAM_HOME")
     path = Path(override).expanduser() if override else Path(platformdirs.user_data_dir(_APP))
-    if create:
-        path.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if path.stat().st_mode & 0o077:
-            os.chmod(path, 0o700)
+    if create and not path.is_dir():
+        try:
+            path.mkdir(parents=True, exist_ok=True, mode=0o700)
+            os.chmod(path, 0o700)  # mkdir's mode is masked by the umask
+        except OSError as exc:
+            from .dbfile import DataFileError
+
+            raise DataFileError(f"cannot create the data directory {path} ({exc.strerror or exc}): create it, or "
+                                "set CALLSTREAM_HOME to a writable directory") from None
     return path

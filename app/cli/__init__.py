@@ -63,6 +63,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:
+        from ..dbfile import DataFileError
+
+        if not isinstance(exc, DataFileError):
+            raise
+        # a data file that cannot be used: one line naming it and what to do, exit 2
+        from .common import fail
+
+        return fail(str(exc))
 
 
 def _main(argv: Sequence[str] | None = None) -> int:

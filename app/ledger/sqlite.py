@@ -19,10 +19,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..dbfile import connect
+from ..dbfile import DataFileError, connect
 from .claim import Claim
 from .keys import canonical_json
-from .protocol import ENTRY_FIELDS
+from .protocol import ENTRY_FIELDS, LedgerUnavailable
 
 __all__ = ["SqliteLedger"]
 
@@ -87,7 +87,16 @@ class SqliteLedger:
 
     def claim(self, key: str, conversation: str, turn: int, tool: str, arguments: dict[str, Any], occurrence: int,
               retry_cancelled: bool = False, wait: float = 30.0) -> Claim:
-        """Claim ``key`` before running; see ``Claim`` for what can come back."""
+        """Claim ``key`` before running; see ``Claim`` for what can come back.
+        A file that cannot take the claim (a full disk) is ``LedgerUnavailable``:
+        the call is then not run, and says why."""
+        try:
+            return self._claim(key, conversation, turn, tool, arguments, occurrence, retry_cancelled, wait)
+        except DataFileError as exc:
+            raise LedgerUnavailable(str(exc)) from None
+
+    def _claim(self, key: str, conversation: str, turn: int, tool: str, arguments: dict[str, Any], occurrence: int,
+               retry_cancelled: bool, wait: float) -> Claim:
         deadline = time.monotonic() + wait
         while True:
             try:
@@ -125,10 +134,15 @@ class SqliteLedger:
             time.sleep(0.05)
 
     def finish(self, key: str, state: str, result: str, is_error: bool, *, fence: int) -> bool:
-        cursor = self._db.execute(
-            "UPDATE ledger SET state = ?, result = ?, is_error = ?, finished_at = ? "
-            "WHERE key = ? AND fence = ? AND state = 'claimed'",
-            (state, result, int(is_error), time.time(), key, fence))
+        """Record a claimed call's result; a file that cannot take it is
+        ``LedgerUnavailable``, which the card reports (never a silent ``unknown``)."""
+        try:
+            cursor = self._db.execute(
+                "UPDATE ledger SET state = ?, result = ?, is_error = ?, finished_at = ? "
+                "WHERE key = ? AND fence = ? AND state = 'claimed'",
+                (state, result, int(is_error), time.time(), key, fence))
+        except DataFileError as exc:
+            raise LedgerUnavailable(str(exc)) from None
         return cursor.rowcount == 1
 
     @staticmethod

@@ -28,6 +28,7 @@ is caught at the seam, and those two chunks are then stored as one.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import math
 import os
@@ -38,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..dbfile import DataFileError
 from ..ids import InvalidId, check_id
 from ..stream.limits import loads
 from ..stream.redact import redact, redact_bytes, straddles
@@ -71,14 +73,17 @@ class RecordingWriter:
         self._batch: list[str] = []
         self._batch_chars = 0
         self._batch_since: float | None = None
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fresh = not path.exists() or path.stat().st_size == 0
-        if fresh:
-            self.compressed = path.name.endswith(".gz")
-        else:
-            with path.open("rb") as existing:
-                self.compressed = existing.read(2) == _GZIP_MAGIC
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fresh = not path.exists() or path.stat().st_size == 0
+            if fresh:
+                self.compressed = path.name.endswith(".gz")
+            else:
+                with path.open("rb") as existing:
+                    self.compressed = existing.read(2) == _GZIP_MAGIC
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        except OSError as exc:
+            raise _unwritable(path, exc) from None
         self._file = os.fdopen(fd, "ab")
         if fresh:
             self._write({"format": FORMAT, "version": 1, "created": time.time(), **header})
@@ -109,8 +114,11 @@ class RecordingWriter:
         self._batch.clear()
         self._batch_chars = 0
         self._batch_since = None
-        self._file.writelines(out)
-        self._file.flush()
+        try:
+            self._file.writelines(out)
+            self._file.flush()
+        except OSError as exc:
+            raise _unwritable(self.path, exc) from None
 
     def _interval(self, at: float) -> float:
         interval = 0.0 if self._last is None else max(0.0, at - self._last)
@@ -148,9 +156,20 @@ class RecordingWriter:
         self._commit()
 
     def close(self) -> None:
-        self._flush()
-        self._commit()
-        self._file.close()
+        """Write what is held and close; a write that fails here was already reported by the one before it."""
+        try:
+            self._flush()
+            self._commit()
+        except DataFileError:
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                self._file.close()
+
+
+def _unwritable(path: Path, exc: OSError) -> DataFileError:
+    return DataFileError(f"cannot write the recording {path} ({exc.strerror or exc}): free some space or make it "
+                         "writable, or set record = false in the config")
 
 
 class RecordingError(ValueError):

@@ -24,11 +24,14 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from ..dbfile import DataFileError
+
 __all__ = ["SCHEMA_VERSION", "SchemaError", "migrate"]
 
 
-class SchemaError(Exception):
-    """The file cannot be used by this version; the message says why and what to do."""
+class SchemaError(DataFileError):
+    """The file cannot be used by this version; the message says why and what to do
+    (a ``DataFileError``: the command line prints it as one line and exits 2)."""
 
 
 _V1 = """

@@ -160,8 +160,12 @@ class Store:
         #: The tools' allow-lists, for the search index (None: calls are found by name only).
         self.display = display
         self._db = connect(path)
-        self._db.execute("PRAGMA foreign_keys=ON")
-        migrate(self._db, str(path))
+        try:
+            self._db.execute("PRAGMA foreign_keys=ON")
+            migrate(self._db, str(path))
+        except BaseException:
+            self._db.close()
+            raise
         #: (conversation, seq, index) → the argument buffer last written there
         self._written: dict[tuple[str, int, int], str] = {}
 
@@ -309,8 +313,8 @@ class Store:
                 key = (conversation, seq, index)
                 last = self._written.get(key)
                 if last is not raw and last != raw and (raw or last is not None):  # no row for a buffer not begun
-                    self._db.execute("INSERT OR REPLACE INTO call_arguments VALUES (?, ?, ?, ?)",
-                                     (conversation, seq, index, raw))
+                    self._db.execute("INSERT OR REPLACE INTO call_arguments (conversation, seq, idx, raw) "
+                                     "VALUES (?, ?, ?, ?)", (conversation, seq, index, raw))
                     self._written[key] = raw
             self._db.execute("INSERT OR REPLACE INTO blocks (conversation, seq, idx, record) VALUES (?, ?, ?, ?)",
                              (conversation, seq, index, json.dumps(record, ensure_ascii=False)))

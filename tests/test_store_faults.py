@@ -1,0 +1,160 @@
+"""The store under bad conditions (issue 13, Build 7): a damaged database,
+one from a newer callstream, a data dir that is read-only, missing or cannot
+be made, a full disk. Each is one line naming the file and what to do, exit
+2, no traceback — and what was saved before is still there afterwards.
+
+Read-only and full-disk need a filesystem that really is read-only or full:
+a small tmpfs in a private mount namespace (``unshare``); those tests skip
+where mount namespaces are not allowed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.store.schema import SCHEMA_VERSION
+from tests.conftest import ROOT
+from tests.test_hostile_input import Saved, run, saved, stated  # noqa: F401  (the fixture)
+
+
+def test_a_damaged_database_is_named_and_left_alone(saved: Saved) -> None:  # noqa: F811
+    database = saved.data / "callstream.db"
+    for suffix in ("-wal", "-shm"):
+        Path(str(database) + suffix).unlink(missing_ok=True)
+    good = database.read_bytes()
+    database.write_bytes(b"this is not sqlite at all" * 100)
+    err = stated(run("transcripts"), 2, f"{database} is damaged", "move it aside")
+    assert "Traceback" not in err
+    stated(run("ask", "hi"), 2, f"{database} is damaged")
+    assert database.read_bytes() == b"this is not sqlite at all" * 100  # nothing rewritten
+    database.write_bytes(good)
+    saved.intact(alone=True)
+
+
+def test_a_database_from_a_newer_callstream_is_refused_untouched(saved: Saved) -> None:  # noqa: F811
+    database = saved.data / "callstream.db"
+    with sqlite3.connect(database) as db:
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    stated(run("transcripts"), 2, f"{database} was written by a newer callstream",
+           f"schema version {SCHEMA_VERSION + 1}", "upgrade callstream")
+    stated(run("ask", "hi"), 2, "was written by a newer callstream")
+    with sqlite3.connect(database) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION + 1
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    saved.intact(alone=True)
+
+
+def test_the_schema_version_is_written(saved: Saved) -> None:  # noqa: F811
+    with sqlite3.connect(saved.data / "callstream.db") as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_rows_are_inserted_by_column_name(home: Path) -> None:
+    data = home / "home"
+    data.mkdir()
+    with sqlite3.connect(data / "callstream.db") as db:  # the same columns, in another order
+        db.execute("CREATE TABLE conversations (dialect TEXT NOT NULL, model TEXT NOT NULL, provider TEXT NOT NULL, "
+                   "updated REAL NOT NULL, created REAL NOT NULL, title TEXT NOT NULL, id TEXT PRIMARY KEY)")
+    (home / "config.toml").write_text('[providers.demo]\nprovider = "demo"\nspeed = 0\n')
+    code, out, err = run("ask", "Look up order A-1042", "--json")
+    assert code == 0, err
+    code, listing, _ = run("transcripts", "--json")
+    row = json.loads(listing)[0]
+    assert row["id"] == json.loads(out)["conversation"] and row["title"] == "Look up order A-1042"
+    assert row["dialect"] == "openai-chat" and row["provider"] == "demo"
+
+
+def test_a_missing_data_dir_is_made_user_only(home: Path) -> None:
+    (home / "config.toml").write_text('[providers.demo]\nprovider = "demo"\nspeed = 0\n')
+    code, _, err = run("ask", "Look up order A-1042")
+    assert code == 0, err
+    assert (home / "home").stat().st_mode & 0o777 == 0o700
+
+
+def test_an_existing_data_dir_keeps_the_permissions_its_owner_gave_it(home: Path) -> None:
+    (home / "home").mkdir(mode=0o750)
+    os.chmod(home / "home", 0o750)
+    (home / "config.toml").write_text('[providers.demo]\nprovider = "demo"\nspeed = 0\n')
+    code, _, err = run("ask", "Look up order A-1042")
+    assert code == 0, err
+    assert (home / "home").stat().st_mode & 0o777 == 0o750
+
+
+def test_a_data_dir_that_cannot_be_made(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = home / "a-file"
+    blocker.write_text("not a directory")
+    monkeypatch.setenv("CALLSTREAM_HOME", str(blocker / "home"))
+    (home / "config.toml").write_text('[providers.demo]\nprovider = "demo"\nspeed = 0\n')
+    stated(run("ask", "hi"), 2, f"cannot create the data directory {blocker / 'home'}", "CALLSTREAM_HOME")
+    stated(run("transcripts"), 2, "cannot create the data directory")
+
+
+# -- a filesystem that really is read-only, or full ---------------------------------------
+
+def _namespace(script: str, home: Path) -> subprocess.CompletedProcess[str]:
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip(reason="unshare is not installed: no private mount namespace for a read-only or full disk")
+    command = [unshare, "-m"] if os.geteuid() == 0 else [unshare, "-rm"]
+    probe = subprocess.run([*command, "sh", "-c", f"mount -t tmpfs -o size=64k tmpfs {home}"], capture_output=True,
+                           text=True)
+    if probe.returncode != 0:
+        pytest.skip(reason=f"cannot mount a tmpfs in a private mount namespace here: {probe.stderr.strip()}")
+    env = {**os.environ, "CALLSTREAM_HOME": str(home / "home"), "CALLSTREAM_CONFIG": str(home / "config.toml"),
+           "PY": sys.executable}
+    return subprocess.run([*command, "sh", "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+_FIRST = '''set -e
+mount -t tmpfs -o size=4m tmpfs "$CALLSTREAM_HOME"
+"$PY" -m app ask "Look up order A-1042" --json > "$OUT/first.json"
+ID=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["conversation"])' "$OUT/first.json")
+"$PY" -m app export "$ID" > "$OUT/before.json"
+set +e
+'''
+_AFTER = '''
+"$PY" -m app ask "and once more" > "$OUT/second.out" 2> "$OUT/second.err"; echo $? > "$OUT/second.rc"
+"$PY" -m app transcripts > "$OUT/list.out" 2> "$OUT/list.err"; echo $? > "$OUT/list.rc"
+'''
+
+
+def _check(out: Path, result: subprocess.CompletedProcess[str], *words: str) -> None:
+    assert (out / "first.json").exists(), result.stderr
+    rc, err = int((out / "second.rc").read_text()), (out / "second.err").read_text()
+    assert rc == 2, (rc, err, (out / "second.out").read_text())
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert any(word in err for word in words), err
+    assert (out / "after.json").read_text() == (out / "before.json").read_text()
+
+
+def test_a_read_only_data_dir(home: Path) -> None:
+    (home / "config.toml").write_text('[providers.demo]\nprovider = "demo"\nspeed = 0\n')
+    out = home / "out"
+    out.mkdir()
+    (home / "home").mkdir()
+    result = _namespace(f'OUT={out}\n' + _FIRST + 'mount -o remount,ro "$CALLSTREAM_HOME"\n' + _AFTER
+                        + 'mount -o remount,rw "$CALLSTREAM_HOME"\n"$PY" -m app export "$ID" > "$OUT/after.json"\n',
+                        home)
+    _check(out, result, "read-only", "Read-only", "cannot open")
+    assert "Traceback" not in (out / "list.err").read_text()
+    assert int((out / "list.rc").read_text()) in (0, 2)
+
+
+def test_a_full_disk(home: Path) -> None:
+    (home / "config.toml").write_text('[providers.demo]\nprovider = "demo"\nspeed = 0\n')
+    out = home / "out"
+    out.mkdir()
+    (home / "home").mkdir()
+    result = _namespace(f'OUT={out}\n' + _FIRST + 'dd if=/dev/zero of="$CALLSTREAM_HOME/filler" bs=4k 2>/dev/null\n'
+                        + _AFTER + 'rm -f "$CALLSTREAM_HOME/filler"\n"$PY" -m app export "$ID" > "$OUT/after.json"\n',
+                        home)
+    _check(out, result, "disk is full", "No space left on device")
