@@ -470,3 +470,42 @@ async def test_a_turn_killed_while_a_call_formed_reopens_with_the_card_and_the_n
         assert "A-1042" in fields and '"' not in fields  # the stable allow-listed fields, never raw JSON
         notes = [str(n.render()) for n in app.screen.query(NoteBlock)]
         assert "Interrupted: callstream stopped while create_ticket was being prepared; it was not run." in notes
+
+
+async def test_an_error_inside_a_turn_ends_it_as_a_stated_failure_and_the_app_stays_usable(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from app.chat.session import ChatSession
+
+    real = ChatSession._round
+    broken = {"once": True}
+
+    async def round_that_breaks(self: ChatSession) -> str:
+        if broken.pop("once", False):
+            raise RuntimeError("a bug deep in the loop")
+        return await real(self)
+
+    monkeypatch.setattr(ChatSession, "_round", round_that_breaks)
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "Look up order A-1042")
+        await wait_for(pilot, lambda: "This turn stopped" in texts(app))
+        assert "RuntimeError: a bug deep in the loop" in texts(app)
+        from widgets.status_line import StatusLine
+
+        assert app.screen.query_one(StatusLine).state == "ready" and not app.session.busy
+        await send(app, pilot, "Look up order A-1042")
+        await wait_for(pilot, lambda: any(c.block.state == "ran" for c in cards(app)))
+
+
+async def test_a_widget_that_fails_is_said_once_and_the_turn_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    def feed_that_breaks(self: ToolCard, fragment: str) -> None:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr(ToolCard, "feed", feed_that_breaks)
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "Look up order A-1042")
+        await wait_for(pilot, lambda: not app.session.busy)
+        assert texts(app).count("could not be shown") == 1
+        assert app.session.turns and app.session.turns[-1].result is not None
+        assert app.session.turns[-1].result.outcome == "complete"

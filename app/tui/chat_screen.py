@@ -41,11 +41,20 @@ from ..chat.events import (
     UserSent,
 )
 from ..chat.session import ChatSession
+from ..dbfile import DataFileError
 from ..stream import ToolCallBlock
+from ..stream.limits import one_line
 
 __all__ = ["ChatScreen"]
 
 #: What the status line says once an exchange ended.
+def _describe(exc: BaseException) -> str:
+    """A data file's failure says itself; anything else is named by its type."""
+    if isinstance(exc, DataFileError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
 _STATUS = {"done": "ready", "failed": "failed — Ctrl+R retries", "cancelled": "cancelled — Ctrl+R retries",
            "round_limit": "stopped (round limit)", "needs_approval": "waiting for approval"}
 
@@ -89,6 +98,7 @@ class ChatScreen(Screen[None]):
         #: This exchange started a branch: show the tree again from the store when it ends.
         self._branched = False
         self._focus = focus
+        self._display_failed = False
         session.listeners.append(self._on_chat_event)
 
     def compose(self) -> ComposeResult:
@@ -145,13 +155,20 @@ class ChatScreen(Screen[None]):
 
     @work(group="chat", exclusive=True, exit_on_error=False)
     async def _run(self, text: str, retry: bool = False, regenerate: bool = False) -> None:
+        """One exchange. Whatever goes wrong inside it ends it as a stated
+        failure on screen, with the status back to ready: the app never wedges."""
         self._set_state("streaming…")
-        if retry:
-            await self.session.retry_last()
-        elif regenerate:
-            await self.session.regenerate()
-        else:
-            await self.session.send(text)
+        try:
+            if retry:
+                await self.session.retry_last()
+            elif regenerate:
+                await self.session.regenerate()
+            else:
+                await self.session.send(text)
+        except Exception as exc:  # a bug or a data file that failed: said, never a silent dead worker
+            self._mount(NoteBlock(f"This turn stopped: callstream hit an error ({one_line(_describe(exc), 300)}). "
+                                  "What was saved is kept; you can go on or press Ctrl+R to retry.", "error"))
+            self._set_state(_STATUS["done"])
 
     def action_cancel_turn(self) -> None:
         if self.session.busy:
@@ -337,6 +354,17 @@ class ChatScreen(Screen[None]):
         self.query_one("#conversation", VerticalScroll).mount(widget)
 
     def _on_chat_event(self, event: ChatEvent) -> None:
+        """The screen's listener. A display error stays the screen's: it is
+        said once, and the turn (and its transcript) goes on."""
+        try:
+            self._show(event)
+        except Exception as exc:
+            if not self._display_failed:
+                self._display_failed = True
+                self._mount(NoteBlock(f"Part of this turn could not be shown ({one_line(_describe(exc), 300)}); "
+                                      "it goes on, and the transcript keeps all of it.", "error"))
+
+    def _show(self, event: ChatEvent) -> None:
         if isinstance(event, BlockGrew):
             widget = self._turn_widgets.get(event.turn, {}).get(event.index)
             if isinstance(widget, ProseBlock | ReasoningBlock):
