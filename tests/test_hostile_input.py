@@ -393,3 +393,28 @@ def test_tool_output_past_the_limit_is_cut_with_a_marker(saved: Saved, server: F
     sent = server.requests[1]["body"]["messages"][-1]["content"]
     assert sent.endswith(f"[… {3_000_001 - 65536} bytes cut]")
     saved.intact()
+
+
+# -- machine output is terminal-safe -----------------------------------------------------
+
+def test_ask_json_and_export_escape_c1_controls_and_bidi_overrides(saved: Saved, server: FaultServer) -> None:
+    hostile = "ok \x9b2J \x1b]52;c;AAAA\x07 \u202egnp.exe\u202c \u2066x\u2069 \x7f"
+    server.replies.append(Reply(streamgen.openai_chat([("text", hostile)], finish="stop")))
+    code, out, err = run("ask", "hi", "--provider", _provider(saved, server), "--json", "--no-tools")
+    assert code == 0, err
+    for text in (out, run("export", json.loads(out)["conversation"])[1]):
+        assert not any(ch in text for ch in "\x9b\x1b\x07\u202e\u202c\u2066\u2069\x7f")
+        assert "\\u009b" in text and "\\u202e" in text
+        document = json.loads(text)  # the same document: only its spelling changed
+        strings: list[str] = []
+        stack: list[object] = [document]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, dict):
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
+            elif isinstance(item, str):
+                strings.append(item)
+        assert hostile in strings
+    saved.intact()

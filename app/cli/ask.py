@@ -91,8 +91,14 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
     if not as_json:
         session.listeners.append(Printer(session, out, err, markdown=markdown))
     loop = asyncio.get_running_loop()
+    stopped_by_signal: list[bool] = []
+
+    def interrupted() -> None:
+        stopped_by_signal.append(True)
+        session.cancel()
+
     with contextlib.suppress(NotImplementedError, RuntimeError):
-        loop.add_signal_handler(signal.SIGINT, session.cancel)
+        loop.add_signal_handler(signal.SIGINT, interrupted)
     try:
         if session.pending_approvals():
             await session.resume_pending({})  # --approve decides them; the rest stay pending
@@ -112,6 +118,8 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
         out.write("\n")
     elif done.message:
         print(inert(f"  ! {done.message}"), file=err)
+    if stopped_by_signal:
+        return 130  # Ctrl-C, by convention 128 + SIGINT, once the turn is saved as cancelled
     return 0 if done.status == "done" else 1
 
 

@@ -6,7 +6,8 @@ import json
 from typing import Any, Protocol
 
 from ..events import Event, ProviderError, StreamMalformed
-from ..limits import loads
+from ..limits import loads, one_line
+from ..redact import redact
 from ..sse import SSEEvent
 
 __all__ = ["Dialect", "load_payload", "error_message"]
@@ -45,5 +46,5 @@ def error_message(error: Any) -> ProviderError:
     if isinstance(error, dict):
         message = error.get("message") or error.get("type") or json.dumps(error)[:300]
         code = error.get("code") or error.get("type") or error.get("status")
-        return ProviderError(str(message), None if code is None else str(code))
-    return ProviderError(str(error) if error else "the provider reported an error")
+        return ProviderError(one_line(redact(str(message))), None if code is None else one_line(str(code), 60))
+    return ProviderError(one_line(redact(str(error))) if error else "the provider reported an error")
