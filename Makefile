@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup run test test-all bench bench-tui bench-warming bench-mcp bench-memory bench-ledger bench-search bench-many-calls typecheck lint clean peers-mcp peers-litellm peers
+.PHONY: setup run test test-all fuzz bench bench-tui bench-warming bench-mcp bench-memory bench-ledger bench-limits bench-search bench-startup bench-many-calls typecheck lint clean peers-mcp peers-litellm peers
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -75,6 +75,9 @@ bench-search: setup
 bench-mcp: setup
 	$(BIN)/python benchmarks/bench_mcp.py
 
+bench-limits: setup
+	$(BIN)/python benchmarks/bench_limits.py
+
 bench-memory: setup
 	$(BIN)/python benchmarks/bench_memory.py
 
@@ -83,6 +86,9 @@ bench-startup: setup
 
 bench-many-calls: setup
 	$(BIN)/python benchmarks/bench_many_calls.py --all
+
+fuzz: setup
+	FUZZ_EXAMPLES=5000 $(BIN)/python -m pytest -q tests/test_fuzz.py
 
 typecheck: setup
 	$(BIN)/mypy
