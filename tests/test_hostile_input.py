@@ -418,3 +418,25 @@ def test_ask_json_and_export_escape_c1_controls_and_bidi_overrides(saved: Saved,
                 strings.append(item)
         assert hostile in strings
     saved.intact()
+
+
+# -- one display-safe summary everywhere --------------------------------------------------
+
+def test_a_rejected_call_never_shows_an_unlisted_value_in_ask_or_the_export(saved: Saved,
+                                                                            server: FaultServer) -> None:
+    tool = ('[tools.lookup_user]\ncommand = ["true"]\ndisplay = ["query"]\n'
+            'parameters = { type = "object", properties = { query = { type = "string" }, '
+            'secret = { type = "string" } }, required = ["query"] }\n')
+    _provider(saved, server, extra="\n" + tool)
+    args = json.dumps({"query": "ada", "secret": {"password": "hunter2-xyzzy"}})
+    server.replies.append(Reply(streamgen.openai_chat(streamgen.call_script(0, "c1", "lookup_user", args))))
+    server.replies.append(Reply(streamgen.openai_chat([("text", "Sorry.")], finish="stop")))
+    code, out, err = run("ask", "hi", "--provider", "hostile")
+    assert code == 0, err
+    assert "lookup_user · rejected" in out and "an unlisted field: wrong type" in out
+    assert "hunter2" not in out + err
+    assert "hunter2" in json.dumps(server.requests[1]["body"])  # the model itself is told exactly what was wrong
+    conversation = json.loads(run("transcripts", "--json")[1])[0]["id"]
+    markdown = run("export", conversation, "--format", "markdown")[1]
+    assert "rejected" in markdown and "hunter2" not in markdown
+    saved.intact()

@@ -22,7 +22,7 @@ from textual.widgets import Collapsible, Static
 from app.stream import PENDING_APPROVAL, ToolCallBlock
 from app.stream.inert import inert
 from app.stream.limits import loads
-from app.stream.preview import FormingPreview, result_line, visible_fields
+from app.stream.preview import FormingPreview, result_line, shown_result, visible_fields
 
 from .approval_prompt import ApprovalPrompt
 
@@ -189,7 +189,7 @@ class ToolCard(Vertical):
         if state == "ran" and block.result is not None:
             return Content("→ " + inert(result_line(block.result, self.result_spec, 300)))
         if state in ("failed", "unknown", "rejected", "not run", "denied", "needs approval"):
-            text = block.summary or block.result or block.problem or ""
+            text = shown_result(block)
             return Content(inert(_plain_error(text)))
         if state == "preparing" and self.preview.broken:
             return Content("the arguments are not valid JSON so far")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, TextIO
 from ..chat.events import AttemptFailed, BlockGrew, BlockOpened, CallState, ChatEvent, TurnDone
 from ..stream import TERMINAL_STATES, ToolCallBlock
 from ..stream.inert import inert
-from ..stream.preview import result_line, visible_fields
+from ..stream.preview import result_line, shown_result, visible_fields
 
 if TYPE_CHECKING:
     from ..chat.session import ChatSession
@@ -30,7 +30,7 @@ def result_summary(registry: Registry, call: ToolCallBlock, limit: int = 100) ->
     """One line for a call's result, through the tool's result allow-list."""
     tool = registry.get(call.name)
     spec = [(f.path, f.label) for f in tool.result_display] if tool is not None and call.state == "ran" else []
-    return result_line(call.result or "", spec, limit)
+    return result_line(shown_result(call), spec, limit)
 
 
 def call_line(registry: Registry, call: ToolCallBlock) -> str:

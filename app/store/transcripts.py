@@ -858,7 +858,7 @@ def store_conversation(store: Store, meta: dict[str, Any], entries: list[StoredE
 def markdown_of(conversation: Conversation, display: Any) -> str:
     """A readable export: prose as written, each call with its allow-listed
     fields and its state (``display(name)`` gives the allow-lists)."""
-    from ..stream.preview import result_line, visible_fields
+    from ..stream.preview import result_line, shown_result, visible_fields
 
     lines = [f"# {conversation.title or 'Conversation'}", "",
              f"*{conversation.model} via {conversation.provider} · conversation {conversation.id}*", ""]
@@ -881,7 +881,7 @@ def markdown_of(conversation: Conversation, display: Any) -> str:
                     lines.append(f"  - {label}: {value}")
                 if block.result:
                     spec = result_spec if block.state == "ran" else []
-                    lines.append(f"  - → {result_line(block.summary or block.result, spec, 300)}")
+                    lines.append(f"  - → {result_line(shown_result(block), spec, 300)}")
                 if block.other_branch is not None:
                     lines.append("  - ↺ reused from another branch" if block.reused else
                                  f"  - ⚠ ran on another branch: {result_line(block.other_branch, result_spec, 200)}")

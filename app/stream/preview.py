@@ -17,11 +17,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from .blocks import ToolCallBlock
 from .jsonscan import JSONScanner, Path
 from .limits import loads
 from .pieces import append_piece
 
-__all__ = ["FormingPreview", "visible_fields", "format_value", "result_line", "DisplaySpec"]
+__all__ = ["FormingPreview", "visible_fields", "format_value", "result_line", "shown_result", "DisplaySpec"]
 
 #: (dotted path, label) pairs; ``*`` in a path matches every array element.
 DisplaySpec = Sequence[tuple[str, str]]
@@ -132,6 +133,18 @@ def visible_fields(value: Any, display: DisplaySpec, limit: int = _MAX_SHOWN) ->
             if parts:
                 out.append((label, format_value(" · ".join(parts), limit)))
     return out
+
+
+def shown_result(call: ToolCallBlock) -> str:
+    """What any surface (card, ``ask``, Markdown export) may show of a call's
+    result: a call that ran shows its result (through the result allow-list,
+    by ``result_line``); any other state shows the display-safe summary the
+    finaliser wrote where there is one — a rejection's message to the model
+    quotes argument values, its summary names only listed fields — else the
+    result, else the problem."""
+    if call.state == "ran":
+        return call.result or ""
+    return call.summary or call.result or call.problem or ""
 
 
 def result_line(text: str, display: DisplaySpec, limit: int = 120) -> str:
