@@ -509,3 +509,32 @@ async def test_a_widget_that_fails_is_said_once_and_the_turn_goes_on(monkeypatch
         assert texts(app).count("could not be shown") == 1
         assert app.session.turns and app.session.turns[-1].result is not None
         assert app.session.turns[-1].result.outcome == "complete"
+
+
+async def test_a_tool_result_a_hundred_thousand_deep_shows_and_reopens(tmp_path: Path) -> None:
+    script = tmp_path / "deep.py"
+    script.write_text("print('[' * 100000 + ']' * 100000)\n")
+    tool = CommandToolConfig("deep", [sys.executable, str(script)], "Deep", {"type": "object", "properties": {}},
+                             read_only=True)
+    with FaultServer() as server:
+        server.replies.append(Reply(streamgen.anthropic(streamgen.call_script(0, "t1", "deep", "{}"))))
+        server.replies.append(Reply(streamgen.anthropic([("text", "It was deep.")], stop_reason="end_turn")))
+        config = Config(tools={"deep": tool})
+        endpoint = Endpoint("anthropic", server.url, "m", "test")
+        app = make_app(config=config, endpoint=endpoint)
+        app.cursor_blink = False
+        async with app.run_test(size=SIZE) as pilot:
+            await send(app, pilot, "go deep")
+            await wait_for(pilot, lambda: not app.session.busy and "It was deep." in texts(app))
+            (card,) = cards(app)
+            assert card.block.state == "ran"
+            from widgets.status_line import StatusLine
+
+            assert app.screen.query_one(StatusLine).state == "ready"
+            conversation = app.session.conversation
+        reopened = make_app(config=config, endpoint=Endpoint("anthropic", server.url, "m", "test"),
+                            conversation=conversation)
+        reopened.cursor_blink = False
+        async with reopened.run_test(size=SIZE) as pilot:
+            await wait_for(pilot, lambda: len(cards(reopened)) == 1)
+            assert cards(reopened)[0].block.state == "ran" and "It was deep." in texts(reopened)
