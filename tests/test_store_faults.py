@@ -158,3 +158,22 @@ def test_a_full_disk(home: Path) -> None:
                         + _AFTER + 'rm -f "$CALLSTREAM_HOME/filler"\n"$PY" -m app export "$ID" > "$OUT/after.json"\n',
                         home)
     _check(out, result, "disk is full", "No space left on device")
+
+
+def test_a_full_ledger_refuses_the_claim_or_says_the_result_was_not_recorded(tmp_path: Path) -> None:
+    from app.ledger import LedgerUnavailable, SqliteLedger
+    from app.tools.dispatcher import ledger_unreachable, not_recorded
+
+    ledger = SqliteLedger(tmp_path / "ledger.db")
+    claim = ledger.claim("k1", "c", 0, "t", {"a": 1}, 0)
+    assert claim.state == "claimed"
+    pages = ledger._db.execute("PRAGMA page_count").fetchone()[0]
+    ledger._db.execute(f"PRAGMA max_page_count = {pages}")  # sqlite's own "database or disk is full"
+    with pytest.raises(LedgerUnavailable) as finished:
+        ledger.finish("k1", "ran", "x" * 200_000, False, fence=claim.fence)
+    assert "the disk is full" in str(finished.value) and str(tmp_path / "ledger.db") in str(finished.value)
+    assert "its result is not recorded in the ledger" in not_recorded(str(finished.value))
+    with pytest.raises(LedgerUnavailable) as claimed:
+        ledger.claim("k2", "c", 0, "t", {"a": "y" * 200_000}, 0)
+    assert "Error: not run" in ledger_unreachable(claimed.value)
+    ledger.close()
