@@ -364,13 +364,27 @@ def test_an_endless_line_stops_at_the_event_limit(saved: Saved, server: FaultSer
     saved.intact()
 
 
-def test_a_gzip_bomb_stops_at_the_body_limit(saved: Saved, server: FaultServer) -> None:
+def test_a_gzip_bomb_of_text_stops_at_the_content_limit(saved: Saved, server: FaultServer) -> None:
     import gzip
 
-    _config(saved, "[limits]\nbody_bytes = 1048576")
+    _config(saved, "[limits]\ncontent_bytes = 1048576")
     frame = b'data: {"choices":[{"index":0,"delta":{"content":"' + b"a" * 900 + b'"}}]}\n\n'
     bomb = gzip.compress(frame * 20_000)  # 19 MB of stream in about 60 KB
     assert len(bomb) < 200_000
+    server.replies.append(Reply(bomb, headers={"Content-Encoding": "gzip"}, chunk=4096))
+    code, out, err = run("ask", "hi", "--provider", _provider(saved, server), "--json")
+    assert code == 1 and "Traceback" not in err
+    turn = json.loads(out)["turns"][0]
+    assert turn["error"] == ("the stream was stopped: the reply's text and arguments passed 1 MiB "
+                             "(limits.content_bytes in the config)")
+    saved.intact()
+
+
+def test_a_gzip_bomb_of_keep_alives_stops_at_the_body_limit(saved: Saved, server: FaultServer) -> None:
+    import gzip
+
+    _config(saved, "[limits]\nbody_bytes = 1048576")
+    bomb = gzip.compress(b": keep-alive\n\n" * 1_000_000)  # 15 MB of comments that carry nothing
     server.replies.append(Reply(bomb, headers={"Content-Encoding": "gzip"}, chunk=4096))
     code, out, err = run("ask", "hi", "--provider", _provider(saved, server), "--json")
     assert code == 1 and "Traceback" not in err

@@ -81,8 +81,12 @@ class Limits:
 
     #: One SSE line, or one event's data: a line that never ends stops here.
     event_bytes: int = 32 * 1024 * 1024
-    #: A whole response body after decompression (a gzip bomb stops here).
-    body_bytes: int = 64 * 1024 * 1024
+    #: A whole response body after decompression (a gzip bomb of framing stops
+    #: here). Generous: a 10 MB argument in 4-character fragments is ~330 MB of stream.
+    body_bytes: int = 512 * 1024 * 1024
+    #: What one reply may carry of prose, reasoning and arguments, held in
+    #: memory as it grows (a gzip bomb of text stops here); a 10 MB argument fits.
+    content_bytes: int = 32 * 1024 * 1024
     #: What a tool's output may be; the rest is cut with a visible marker.
     tool_output_bytes: int = 1024 * 1024
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from .assembler import Assembler, Update
 from .blocks import Block, Turn
 from .dialects import DIALECTS, Dialect, detect, make_dialect
-from .events import Event, ProviderError, StreamMalformed
+from .events import ArgsDelta, Event, ProviderError, ReasoningDelta, StreamMalformed, TextDelta
 from .limits import DEFAULT_LIMITS, Limits, loads, size_words
 from .sse import SSEDecoder, SSEEvent
 
@@ -37,6 +37,9 @@ class StreamParser:
             make_dialect(dialect)  # raises the ValueError that names the choices
         self._sse = SSEDecoder(limits.event_bytes)
         self._body_limit = limits.body_bytes
+        self._content_limit = limits.content_bytes
+        #: Characters of prose, reasoning and arguments this reply has carried.
+        self._content = 0
         self._stopped = False
         self._dialect: Dialect | None = None if dialect == "auto" else make_dialect(dialect)
         self._pending: list[SSEEvent] = []
@@ -62,7 +65,9 @@ class StreamParser:
         if frames:
             self.assembler.now = at
             self._frames(frames)
-        if self._sse.overflow is not None:
+        if self._stopped:
+            pass
+        elif self._sse.overflow is not None:
             self._stop(f"{self._sse.overflow} (limits.event_bytes in the config)")
         elif self._sse.bytes_seen > self._body_limit:
             self._stop(f"the response body passed {size_words(self._body_limit)} (after decompression; "
@@ -134,8 +139,16 @@ class StreamParser:
                 out.append(StreamMalformed(f"a {dialect.name} frame had an unexpected shape ({type(exc).__name__})"))
             if out:
                 for event in out:
+                    if isinstance(event, TextDelta | ReasoningDelta):
+                        self._content += len(event.text)
+                    elif isinstance(event, ArgsDelta) and isinstance(event.fragment, str):
+                        self._content += len(event.fragment)
                     apply(event)
                 out.clear()
+                if self._content > self._content_limit and not self._stopped:
+                    self._stop(f"the reply's text and arguments passed {size_words(self._content_limit)} "
+                               "(limits.content_bytes in the config)")
+                    return
 
     def _undetected(self) -> None:
         """No frame named a dialect: say what the frames were."""
