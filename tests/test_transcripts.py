@@ -246,7 +246,7 @@ def test_a_big_call_is_stored_once_not_once_per_state(home: Path, monkeypatch: p
     execute = dbfile._Connection.execute
 
     def counting(self: Any, sql: str, parameters: Any = ()) -> Any:
-        if "call_arguments VALUES" in sql:
+        if "INTO call_arguments" in sql:
             writes.append(len(parameters[3]))
         return execute(self, sql, parameters)
 
