@@ -138,6 +138,8 @@ class ProviderProfile:
     @property
     def label(self) -> str:
         if self.provider == "demo":
+            if self.demo_dialect != "openai-chat":
+                return f"demo model (offline, scripted; speaking {self.demo_dialect})"
             return "demo model (offline, scripted)"
         return f"{self.provider} · {self.model}"
 

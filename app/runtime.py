@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from .chat.providers import Endpoint, open_endpoint, register_configured_keys
 from .chat.session import ChatSession
-from .config import BUILTIN_TOOL_NAMES, Config, ConfigError, ProviderProfile, load_config
+from .config import BUILTIN_TOOL_NAMES, DIALECT_NAMES, Config, ConfigError, ProviderProfile, load_config
 from .ids import InvalidId, check_id
 from .ledger import Ledger, conversation_scope, open_ledger
 from .net.stream import Timeouts
@@ -168,6 +168,43 @@ class Runtime:
             return self.store.fork_at(conversation, at)[2]
         except LookupError as exc:
             raise ConfigError(str(exc)) from None
+
+    def switch(self, session: ChatSession, provider: str | None = None, model: str | None = None) -> None:
+        """``/provider`` and ``/model``: the session talks to another provider or
+        model from its next request on. Its history is provider-neutral, so the
+        next request carries the whole conversation in the new wire format. For
+        the demo model, ``model`` may name a wire format (``/model gemini``).
+        Raises ConfigError (an unknown profile, a missing key) and changes nothing."""
+        if provider is not None:
+            profile = self.config.profile(provider=provider)
+        else:
+            profile = self.config.profile(self.profile.name) if self.profile.name in self.config.providers else (
+                self.config.profile(provider=self.profile.provider))
+            for name in ("base_url", "key_env", "demo_dialect", "demo_speed"):
+                setattr(profile, name, getattr(self.profile, name))
+            profile.model = self.profile.model
+        if model is not None:
+            if profile.provider == "demo" and model in DIALECT_NAMES[:4]:
+                profile.demo_dialect = model
+            else:
+                profile.model = model
+        endpoint = open_endpoint(profile)
+        old, self.endpoint, self.profile = self.endpoint, endpoint, profile
+        old.close()
+        session.endpoint = endpoint
+        session.options = dict(profile.options)
+        session.retries, session.max_rounds = profile.retries, profile.max_rounds
+        session.timeouts = Timeouts(profile.connect_timeout, profile.read_timeout, profile.deadline)
+        self.apply_tools(session, set())
+        if session.recorder is not None:
+            session.recorder.marker("switch", {"dialect": endpoint.dialect, "provider": profile.provider,
+                                               "model": endpoint.model})
+
+    def apply_tools(self, session: ChatSession, disabled: set[str]) -> None:
+        """The session offers this profile's tools except the ones switched off (``/tools off``)."""
+        offered = offered_tools(self.profile, self.config)
+        off = frozenset(disabled)
+        session.registry = self.registry.scoped(lambda name: offered(name) and name not in off)
 
     def close(self) -> None:
         self.endpoint.close()

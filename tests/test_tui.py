@@ -23,6 +23,7 @@ from tests.snapshots import check_snapshot, screen_svg
 from widgets.note import NoteBlock
 from widgets.prompt_input import PromptInput
 from widgets.prose import ProseBlock
+from widgets.status_line import StatusLine
 from widgets.tool_card import ToolCard
 from widgets.user_message import UserMessage
 
@@ -35,10 +36,15 @@ def demo_config(retries: int = 3) -> Config:
                                                      retries=retries)}, default="demo", allow=["create_ticket"])
 
 
-def demo_app(retries: int = 3) -> CallstreamApp:
-    app = make_app(config=demo_config(retries))
+def still(app: CallstreamApp) -> CallstreamApp:
+    """No blinking cursor and a stopped clock: two renders of one screen are identical."""
     app.cursor_blink = False
+    app.clock = lambda: 0.0
     return app
+
+
+def demo_app(retries: int = 3) -> CallstreamApp:
+    return still(make_app(config=demo_config(retries)))
 
 
 async def send(app: CallstreamApp, pilot: Any, text: str) -> None:
@@ -117,8 +123,7 @@ async def test_a_call_caught_mid_formation(tmp_path: Path, request: pytest.Fixtu
         # waits for the card's state, and no timer can move the screen on under it
         server.replies.append(Reply(body, chunk=16, pause_at=pause_at, hold=hold))
         endpoint = Endpoint("anthropic", server.url, "m", "test")
-        app = make_app(config=Config(), endpoint=endpoint)
-        app.cursor_blink = False
+        app = still(make_app(config=Config(), endpoint=endpoint))
         try:
             async with app.run_test(size=SIZE) as pilot:
                 prompt = app.screen.query_one(PromptInput)
@@ -203,9 +208,8 @@ async def test_an_unlisted_secret_field_never_appears(tmp_path: Path, request: p
     with FaultServer() as server:
         server.replies.append(Reply(streamgen.anthropic([("text", "Looking them up. ")] + calls), chunk=23))
         server.replies.append(Reply(streamgen.anthropic([("text", "Found them.")], stop_reason="end_turn")))
-        app = make_app(config=Config(tools={"lookup_user": _lookup_tool(tmp_path)}),
-                       endpoint=Endpoint("anthropic", server.url, "m", "test"))
-        app.cursor_blink = False
+        app = still(make_app(config=Config(tools={"lookup_user": _lookup_tool(tmp_path)}),
+                             endpoint=Endpoint("anthropic", server.url, "m", "test")))
         seen: list[str] = []
         async with app.run_test(size=SIZE) as pilot:
             prompt = app.screen.query_one(PromptInput)
@@ -402,10 +406,10 @@ async def test_a_reopened_transcript_looks_as_it_did_live(request: pytest.Fixtur
     async with live.run_test(size=SIZE) as pilot:
         await send(live, pilot, "Show me Grace Hopper's open and shipped orders")
         await send(live, pilot, "/demo truncated")
+        live.screen.query_one(StatusLine).detail = ""  # how long the turn took is live-only
         live_svg = check_snapshot(live, "reopen_live", request.config)
         conversation = live.session.conversation
-    reopened = make_app(config=demo_config(), conversation=conversation)
-    reopened.cursor_blink = False
+    reopened = still(make_app(config=demo_config(), conversation=conversation))
     async with reopened.run_test(size=SIZE) as pilot:
         await pilot.pause(0.3)
         assert len(cards(reopened)) == 3

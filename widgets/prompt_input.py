@@ -1,8 +1,16 @@
 """The multi-line input: Enter sends, Ctrl+J (or Shift+Enter where the
-terminal reports it) starts a new line."""
+terminal reports it) starts a new line, Up/Down at the first/last line walk
+the prompt history, Tab completes a slash command.
+
+The widget never throws text away by itself: Enter posts ``Submitted`` and
+the screen decides (send it, queue it, or keep it and say why) and clears the
+box with ``accept()``. The history is a list the screen hands in and saves;
+the widget only walks it.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from textual import events
@@ -18,32 +26,78 @@ class PromptInput(TextArea):
         height: auto;
         min-height: 3;
         max-height: 10;
-        border: round $primary 60%;
+        width: 1fr;
+        border: round $primary 50%;
         padding: 0 1;
     }
-    PromptInput:focus { border: round $primary; }
+    PromptInput:focus { border: round $accent; }
     """
 
     @dataclass
     class Submitted(Message):
         text: str
 
-    def __init__(self) -> None:
-        super().__init__(soft_wrap=True, show_line_numbers=False, highlight_cursor_line=False,
-                         placeholder="Ask something — or /demo for the failure scenarios (Enter sends, Ctrl+J newline)")
+    def __init__(self, history: list[str] | None = None,
+                 complete: Callable[[str], str | None] | None = None) -> None:
+        super().__init__(soft_wrap=True, show_line_numbers=False, highlight_cursor_line=False, tab_behavior="focus",
+                         placeholder="Ask something — /help for commands (Enter sends, Ctrl+J newline)")
+        #: Earlier prompts, oldest first (the screen loads and saves it).
+        self.prompt_history: list[str] = history if history is not None else []
+        #: Where Up/Down is in the history (len(history): the draft being typed).
+        self._position = len(self.prompt_history)
+        self._draft = ""
+        #: Slash-command completion: the text so far → the completed text, or None.
+        self._complete = complete
+
+    def accept(self, remember: bool = True) -> None:
+        """The screen took the text: clear the box (and remember the prompt)."""
+        text = self.text
+        if remember and text.strip() and (not self.prompt_history or self.prompt_history[-1] != text):
+            self.prompt_history.append(text)
+        self._position = len(self.prompt_history)
+        self._draft = ""
+        self.clear()
+
+    def _walk(self, step: int) -> bool:
+        target = self._position + step
+        if not 0 <= target <= len(self.prompt_history):
+            return False
+        if self._position == len(self.prompt_history):
+            self._draft = self.text
+        self._position = target
+        self.text = self.prompt_history[target] if target < len(self.prompt_history) else self._draft
+        last = self.document.line_count - 1
+        self.cursor_location = (last, len(self.document.get_line(last))) if step > 0 or target == len(
+            self.prompt_history) else (0, len(self.document.get_line(0)))
+        return True
 
     async def _on_key(self, event: events.Key) -> None:
         if event.key == "enter":
             event.prevent_default()
             event.stop()
-            text = self.text
-            if text.strip():
-                self.post_message(self.Submitted(text))
-                self.clear()
+            if self.text.strip():
+                self.post_message(self.Submitted(self.text))
             return
         if event.key in ("shift+enter", "ctrl+j"):
             event.prevent_default()
             event.stop()
             self.insert("\n")
             return
+        row, _ = self.cursor_location
+        if event.key == "up" and row == 0 and self._walk(-1):
+            event.prevent_default()
+            event.stop()
+            return
+        if event.key == "down" and row == self.document.line_count - 1 and self._walk(+1):
+            event.prevent_default()
+            event.stop()
+            return
+        if event.key == "tab" and self._complete is not None:
+            completed = self._complete(self.text)
+            if completed is not None:
+                event.prevent_default()
+                event.stop()
+                self.text = completed
+                self.cursor_location = (0, len(completed))
+                return
         await super()._on_key(event)

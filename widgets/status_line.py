@@ -1,4 +1,5 @@
-"""The line at the top: which provider and model, and what the turn is doing."""
+"""The line at the top: what the turn is doing, how long it has taken, and
+which provider and model (last, so a narrow terminal cuts that first)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,13 @@ class StatusLine(Static):
 
     provider: reactive[str] = reactive("")
     state: reactive[str] = reactive("ready")
+    #: Time so far ("12 s · waiting 9 s for the provider"), or what the last exchange took.
+    detail: reactive[str] = reactive("")
 
     def render(self) -> Content:
-        return Content.assemble(("callstream", "bold"), "  ·  ", self.provider, "  ·  ", (self.state, "italic"))
+        # the turn's state first: on a narrow terminal the provider is what gets cut
+        parts: list[str | tuple[str, str]] = [(self.state, "bold italic")]
+        if self.detail:
+            parts += ["  ·  ", (self.detail, "$text-muted")]
+        parts += ["  ·  ", self.provider]
+        return Content.assemble(*parts)

@@ -86,6 +86,9 @@ class ToolCard(Vertical):
         self._scheduled = False
         self._ready = False  # the card's own lines are mounted: details may follow them
         self._seen_version = -1
+        #: Characters of arguments received so far (shown on the card while a long call forms).
+        self.received = 0
+        self._revealed: Static | None = None
         if finished and block.arguments_raw:
             # a stored call, shown whole: the same stable fields it showed live
             self.preview.feed(block.arguments_raw)
@@ -108,6 +111,7 @@ class ToolCard(Vertical):
         (``block.preview``); only a card without one decodes for itself."""
         if not fragment:
             return
+        self.received += len(fragment)
         shared = self.block.preview
         if shared is not None:
             if shared is not self.preview:
@@ -116,13 +120,28 @@ class ToolCard(Vertical):
             self._seen_version = shared.version
         else:
             changed = self.preview.feed(fragment)
-        if changed and not self._scheduled:
+        if (changed or self.received >= _SIZE_SHOWN_FROM) and not self._scheduled:
             self._scheduled = True
             self.set_timer(1 / 30, self._redraw_fields)
 
     def _redraw_fields(self) -> None:
         self._scheduled = False
         self._fields.update(self._fields_content())
+        if self.block.state == "preparing" and self.received >= _SIZE_SHOWN_FROM:
+            self._head.update(self._head_content())
+
+    def reveal_arguments(self) -> None:
+        """Show the call's whole arguments, unlisted fields included: only ever
+        on the user's explicit request (the copy picker), never by default."""
+        if self._revealed is not None:
+            return
+        block = self.block
+        if block.arguments is not None:
+            text = json.dumps(block.arguments, ensure_ascii=False, indent=2)
+        else:
+            text = block.arguments_raw or "(no arguments)"
+        self._revealed = Static(Content("All arguments (shown on request):\n" + inert(text)), classes="card-args")
+        self.mount(self._revealed, after=self._result)
 
     def refresh_card(self) -> None:
         """Re-read the block: name, state, result."""
@@ -134,11 +153,7 @@ class ToolCard(Vertical):
         self.set_class(state == "not run", "-not-run")
         self.set_class(state in PENDING_APPROVAL, "-awaiting")
         self.set_class(state == "denied", "-denied")
-        badge = BADGES.get(state, state)
-        if block.reused and state in ("ran", "failed"):
-            badge += " (from another branch)" if block.other_branch is not None else " (earlier; from the ledger)"
-        name = block.name or "(no name yet)"
-        self._head.update(Content.assemble("⚙ ", (inert(name), "bold"), "  ", (f"[{badge}]", _badge_style(state))))
+        self._head.update(self._head_content())
         self._fields.update(self._fields_content())
         self._result.update(self._result_content())
         self._result.display = bool(self._result_content().plain)
@@ -162,6 +177,18 @@ class ToolCard(Vertical):
             self.approval = None
 
     # -- rendering -----------------------------------------------------------
+
+    def _head_content(self) -> Content:
+        block = self.block
+        state = block.state
+        badge = BADGES.get(state, state)
+        if block.reused and state in ("ran", "failed"):
+            badge += " (from another branch)" if block.other_branch is not None else " (earlier; from the ledger)"
+        name = block.name or "(no name yet)"
+        parts: list[str | tuple[str, str]] = ["⚙ ", (inert(name), "bold"), "  ", (f"[{badge}]", _badge_style(state))]
+        if state == "preparing" and self.received >= _SIZE_SHOWN_FROM:
+            parts += ["  ", (f"{_size(self.received)} received", "$text-muted")]
+        return Content.assemble(*parts)
 
     def _fields_content(self) -> Content:
         if self.block.final and self.block.arguments is not None:
@@ -232,6 +259,16 @@ class ToolCard(Vertical):
         title = "Full result" if self.block.state == "ran" else "Details"
         self._details = Collapsible(Static(Content(text)), title=title, collapsed=True)
         self.mount(self._details)
+
+
+#: A forming call shows how much has arrived once it is this long (a long body forms for a while).
+_SIZE_SHOWN_FROM = 1024
+
+
+def _size(characters: int) -> str:
+    if characters < 1024 * 1024:
+        return f"{characters / 1024:.1f} KB"
+    return f"{characters / (1024 * 1024):.1f} MB"
 
 
 def _badge_style(state: str) -> str:

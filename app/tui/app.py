@@ -8,10 +8,12 @@ their own endpoint.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from textual.app import App, SystemCommand
+from textual.binding import Binding
 from textual.screen import Screen
 
 from ..chat.providers import Endpoint
@@ -19,6 +21,7 @@ from ..chat.session import ChatSession
 from ..config import Config
 from ..runtime import Runtime, open_runtime
 from .chat_screen import ChatScreen
+from .state import TuiState
 from .transcripts_screen import TranscriptsScreen
 
 __all__ = ["CallstreamApp", "make_app", "DEMO_WELCOME"]
@@ -28,7 +31,8 @@ DEMO_WELCOME = (
     "  Ada Lovelace says her order is late. Check her open and late orders and open a ticket.\n"
     "  Show me order A-1042\n"
     "  /demo   (the failure scenarios: cutoff, malformed, error, truncated, slow, …)\n"
-    "Enter sends · Ctrl+J new line · Esc cancels a turn · Ctrl+R retries a failed one · Ctrl+O transcripts"
+    "Enter sends (while a reply streams: queued) · Ctrl+J new line · Esc cancels · Ctrl+R retries · "
+    "Ctrl+Y copies · /help commands"
 )
 
 
@@ -46,6 +50,20 @@ class CallstreamApp(App[None]):
         self.cursor_blink = cursor_blink
         self._start_with_transcripts = start_with_transcripts
         self._at = at
+        #: The screen's clock (elapsed, "waiting N s"); snapshot tests freeze it.
+        self.clock: Callable[[], float] = time.monotonic
+        self.state = TuiState()
+        #: Up/Down in the input box: the prompts of every earlier run, per data dir.
+        self.prompt_history: list[str] = self.state.history
+        self._theme_ready = False
+
+    def save_prompt_history(self, history: list[str]) -> None:
+        self.state.save_history(history)
+
+    def watch_theme(self, theme: str) -> None:
+        """The theme chosen in the palette is remembered for the next run."""
+        if self._theme_ready and theme != self.state.theme:
+            self.state.theme = theme
 
     @property
     def endpoint(self) -> Endpoint:
@@ -55,12 +73,35 @@ class CallstreamApp(App[None]):
         # everything loaded so far lives as long as the app: keep the collector
         # from walking it again and again in the middle of a stream
         gc.freeze()
+        self._apply_settings()
         self.runtime.registry.start_servers()  # MCP servers start in the background; typing never waits
         self.push_screen(ChatScreen(self.session, self.welcome, focus=self._at))
         for warning in self.runtime.config.warnings:
             self.notify(warning, title="config", severity="warning", markup=False, timeout=10)
         if self._start_with_transcripts:
             self.action_open_transcripts()
+
+    def _apply_settings(self) -> None:
+        config = self.runtime.config
+        theme = self.state.theme or config.theme
+        if theme and theme in self.available_themes:
+            self.theme = theme
+        elif config.theme and config.theme not in self.available_themes:
+            config.warnings.append(f"theme {config.theme!r} is not a theme (known: {', '.join(self.available_themes)})")
+        self._theme_ready = True
+        if config.keys:
+            known = {b.id for b in ChatScreen.BINDINGS if isinstance(b, Binding) and b.id}
+            for name in config.keys:
+                if name not in known:
+                    config.warnings.append(f"[keys] {name!r} is not a binding (known: {', '.join(sorted(known))})")
+            self.set_keymap({name: keys for name, keys in config.keys.items() if name in known})
+
+    def new_conversation(self) -> None:
+        """/new: a fresh conversation on the same provider; the old one stays saved."""
+        old = self.session
+        self.session = self.runtime.session()
+        self.switch_screen(ChatScreen(self.session, self.welcome))
+        self.run_worker(old.aclose(), group="close-session")
 
     def display_specs(self, name: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
         """A tool's allow-lists for its arguments and its result ([] for an unknown tool: show nothing)."""
@@ -81,8 +122,11 @@ class CallstreamApp(App[None]):
     def open_conversation(self, conversation: str, at: int | None = None) -> None:
         """Continue a stored conversation in a fresh chat screen (at entry
         ``at``, on its branch, scrolled to it)."""
+        old = self.session
         self.session = self.runtime.session(conversation, head=at)
         self.switch_screen(ChatScreen(self.session, self.welcome, focus=at))
+        if old is not self.session:
+            self.run_worker(old.aclose(), group="close-session")
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -99,6 +143,9 @@ class CallstreamApp(App[None]):
                                 screen.action_fork)
             yield SystemCommand("MCP servers", "each server's state and tools (connecting, ready, failed and why)",
                                 self.action_mcp_servers)
+            yield SystemCommand("Copy a block", "Ctrl+Y: the last reply, a code block, a card's fields or result",
+                                screen.action_copy_picker)
+            yield SystemCommand("Edit the prompt in $EDITOR", "Ctrl+E: for a long prompt", screen.action_edit_in_editor)
 
     async def on_unmount(self) -> None:
         if self.session.busy:

@@ -8,15 +8,25 @@ only render; the session talks to the network and the dispatcher.
 
 from __future__ import annotations
 
+import os
+import shlex
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from textual import on, work
-from textual.app import ComposeResult
+from textual import events, on, work
+from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.content import Content
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Footer
+from textual.widgets import Collapsible, Footer, Static, TextArea
+from textual.widgets._collapsible import CollapsibleTitle
 
 from widgets.approval_prompt import ApprovalPrompt
 from widgets.branch_marker import BranchMarker
@@ -44,6 +54,8 @@ from ..chat.session import ChatSession
 from ..dbfile import DataFileError
 from ..stream import ToolCallBlock
 from ..stream.limits import one_line
+from ..stream.inert import inert
+from . import slash
 
 __all__ = ["ChatScreen"]
 
@@ -58,28 +70,42 @@ def _describe(exc: BaseException) -> str:
 _STATUS = {"done": "ready", "failed": "failed — Ctrl+R retries", "cancelled": "cancelled — Ctrl+R retries",
            "round_limit": "stopped (round limit)", "needs_approval": "waiting for approval"}
 
+#: Seconds without a byte from the provider before the status line says "waiting N s".
+QUIET_AFTER = 3.0
+
 
 class ChatScreen(Screen[None]):
     DEFAULT_CSS = """
     ChatScreen { layout: vertical; }
-    ChatScreen #conversation { height: 1fr; padding: 0 1 1 1; }
-    ChatScreen PromptInput { dock: bottom; margin: 0 1; }
+    ChatScreen #conversation { height: 1fr; padding: 0 1 0 1; }
+    ChatScreen #conversation:focus { background: $boost; }
+    ChatScreen #conversation > * { max-width: 140; }
+    ChatScreen PromptInput { margin: 0 1; }
+    ChatScreen .bar { height: 1; padding: 0 2; color: $text-muted; display: none; }
+    ChatScreen .bar.-shown { display: block; }
+    ChatScreen #new-output { color: $accent; text-style: bold; }
     ChatScreen .-selected { background: $primary 15%; }
     ChatScreen .-after-marker { margin-top: 0; }
     """
 
+    #: Every binding has an id, so ``[keys]`` in the config can rebind it (Textual keymaps).
     BINDINGS = [
-        Binding("escape", "cancel_turn", "Cancel turn", show=True),
-        Binding("ctrl+o", "open_transcripts", "Transcripts", show=True),
-        Binding("ctrl+r", "retry", "Retry failed turn", show=True),
-        Binding("end", "jump_to_latest", "Latest", show=True),
-        Binding("alt+up", "select(-1)", "Select earlier", show=False, priority=True),
-        Binding("alt+down", "select(1)", "Select later", show=False, priority=True),
-        Binding("alt+left", "sibling(-1)", "Previous version", show=False, priority=True),
-        Binding("alt+right", "sibling(1)", "Next version", show=False, priority=True),
-        Binding("alt+e", "edit", "Edit message", show=False, priority=True),
-        Binding("ctrl+g", "regenerate", "Regenerate", show=False, priority=True),
-        Binding("ctrl+q", "app.quit", "Quit", show=True, priority=True),
+        Binding("escape", "cancel_turn", "Cancel", show=True, id="cancel"),
+        Binding("ctrl+r", "retry", "Retry", show=True, id="retry"),
+        Binding("ctrl+y", "copy_picker", "Copy", show=True, priority=True, id="copy"),
+        Binding("ctrl+o", "open_transcripts", "Transcripts", show=True, id="transcripts"),
+        Binding("ctrl+e", "edit_in_editor", "Editor", show=False, priority=True, id="editor"),
+        Binding("pageup", "page(-1)", "Page up", show=False, priority=True, id="page-up"),
+        Binding("pagedown", "page(1)", "Page down", show=False, priority=True, id="page-down"),
+        Binding("home", "home", "Top", show=False, priority=True, id="top"),
+        Binding("end", "end", "Latest", show=False, priority=True, id="latest"),
+        Binding("alt+up", "select(-1)", "Select earlier", show=False, priority=True, id="select-earlier"),
+        Binding("alt+down", "select(1)", "Select later", show=False, priority=True, id="select-later"),
+        Binding("alt+left", "sibling(-1)", "Previous version", show=False, priority=True, id="previous-version"),
+        Binding("alt+right", "sibling(1)", "Next version", show=False, priority=True, id="next-version"),
+        Binding("alt+e", "edit", "Edit message", show=False, priority=True, id="edit"),
+        Binding("ctrl+g", "regenerate", "Regenerate", show=False, priority=True, id="regenerate"),
+        Binding("ctrl+q", "app.quit", "Quit", show=True, priority=True, id="quit"),
     ]
 
     def __init__(self, session: ChatSession, welcome: str | None = None, focus: int | None = None) -> None:
@@ -99,12 +125,38 @@ class ChatScreen(Screen[None]):
         self._branched = False
         self._focus = focus
         self._display_failed = False
+        #: Messages typed while a turn ran, sent in order once it is done.
+        self.queued: list[str] = []
+        #: Tools the user switched off with /tools off (this conversation only).
+        self.disabled_tools: set[str] = set()
+        self._turn_active = False
+        self._started = 0.0
+        self._last_byte = 0.0
+        self._ticker: Timer | None = None
         session.listeners.append(self._on_chat_event)
 
+    @property
+    def clock(self) -> Callable[[], float]:
+        return getattr(self.app, "clock", time.monotonic)
+
+    @property
+    def prompt(self) -> PromptInput | None:
+        return self.query_one_optional(PromptInput)
+
+    @property
+    def busy(self) -> bool:
+        return self._turn_active or self.session.busy
+
     def compose(self) -> ComposeResult:
+        from . import commands  # noqa: F401  (registers the built-in slash commands)
+
         yield StatusLine()
         yield VerticalScroll(id="conversation")
-        yield PromptInput()
+        yield Static(Content("↓ new output below — End jumps to it"), id="new-output", classes="bar")
+        yield Static(id="queued", classes="bar")
+        history = getattr(self.app, "prompt_history", None)
+        yield PromptInput(history, slash.complete)
+        yield Static(id="hint", classes="bar")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -112,15 +164,17 @@ class ChatScreen(Screen[None]):
         status.provider = self.session.endpoint.label
         conversation = self.query_one("#conversation", VerticalScroll)
         conversation.anchor()
+        self.watch(conversation, "scroll_y", self._scrolled, init=False)
         if self.welcome:
             conversation.mount(NoteBlock(self.welcome, "quiet"))
         if self.session.stored is not None:
             self._render_stored(self.session.stored)
         if self._focus is not None and self._focus in self._entries:
             self._select(self._focus)
-        prompt = self.query_one(PromptInput)
-        prompt.cursor_blink = getattr(self.app, "cursor_blink", True)
-        prompt.focus()
+        prompt = self.prompt
+        if prompt is not None:
+            prompt.cursor_blink = getattr(self.app, "cursor_blink", True)
+            prompt.focus()
         if self.session.pending_approvals():
             # a call stored awaiting approval (a crash, or ask): answer it here
             self.call_after_refresh(self._focus_pending)
@@ -135,40 +189,132 @@ class ChatScreen(Screen[None]):
         if tries:  # the stored cards mount their keys on their own mount
             self.set_timer(0.05, lambda: self._focus_pending(tries - 1))
 
-    # -- keys ------------------------------------------------------------------
+    # -- the composer ------------------------------------------------------------
 
     @on(PromptInput.Submitted)
-    def _submitted(self, message: PromptInput.Submitted) -> None:
-        if message.text.strip() == "/mcp":
-            self.app.action_mcp_servers()  # type: ignore[attr-defined]
+    async def _submitted(self, message: PromptInput.Submitted) -> None:
+        prompt = self.prompt
+        assert prompt is not None
+        parsed = slash.parse(message.text)
+        if parsed is not None:
+            name, argument = parsed
+            found = slash.COMMANDS.get(name)
+            if found is None:
+                # kept in the box, so a typo can be fixed rather than retyped
+                self.note(f"Unknown command /{name} — /help lists the commands.", "warning")
+                return
+            if found.idle_only and self.busy:
+                self.notify(f"/{name} waits until the turn is over (Esc cancels it); your text is kept.",
+                            markup=False, severity="warning")
+                return
+            prompt.accept()
+            self._hint("")
+            outcome = found.handler(self, argument)
+            if outcome is not None:
+                await outcome
             return
-        if self.session.busy:
-            self.notify("A turn is still running: press Esc to cancel it first.", markup=False, severity="warning")
-            return
-        if message.text.strip() == "/fork":
-            self.action_fork()
+        prompt.accept()
+        self._save_history()
+        if self.busy:
+            self.queued.append(message.text)
+            self._show_queue()
             return
         if self._editing is not None:
             edited, self._editing = self._editing, None
             self._branch_before(edited)
-        self._run(message.text)
+        self.send(message.text)
+
+    def send(self, text: str) -> None:
+        """Send a prompt now (sending scrolls to the bottom)."""
+        self.action_jump_to_latest()
+        self._turn_active = True
+        self._run(text)
 
     @work(group="chat", exclusive=True, exit_on_error=False)
     async def _run(self, text: str, retry: bool = False, regenerate: bool = False) -> None:
-        """One exchange. Whatever goes wrong inside it ends it as a stated
-        failure on screen, with the status back to ready: the app never wedges."""
+        """One exchange (and the messages queued behind it). Whatever goes wrong
+        inside it ends it as a stated failure on screen, with the status back to
+        ready: the app never wedges."""
+        self._turn_active = True
+        self._begin_timing()
         self._set_state("streaming…")
         try:
             if retry:
-                await self.session.retry_last()
+                done = await self.session.retry_last()
             elif regenerate:
-                await self.session.regenerate()
+                done = await self.session.regenerate()
             else:
-                await self.session.send(text)
+                done = await self.session.send(text)
+            while done.status == "done" and self.queued:
+                text = self.queued.pop(0)
+                self._show_queue()
+                self.action_jump_to_latest()
+                self._begin_timing()
+                done = await self.session.send(text)
         except Exception as exc:  # a bug or a data file that failed: said, never a silent dead worker
             self._mount(NoteBlock(f"This turn stopped: callstream hit an error ({one_line(_describe(exc), 300)}). "
                                   "What was saved is kept; you can go on or press Ctrl+R to retry.", "error"))
             self._set_state(_STATUS["done"])
+        finally:
+            self._turn_active = False
+            self._end_timing()
+            if self.queued:
+                self._return_queue()
+
+    def _return_queue(self) -> None:
+        """The turn did not finish: queued messages go back into the box, not to the model."""
+        prompt = self.prompt
+        text = "\n\n".join(self.queued)
+        self.queued.clear()
+        self._show_queue()
+        if prompt is not None:
+            prompt.text = text + ("\n\n" + prompt.text if prompt.text.strip() else "")
+        self.note("The turn did not finish, so your queued message was not sent: it is back in the input box.",
+                  "warning")
+
+    def _show_queue(self) -> None:
+        bar = self.query_one("#queued", Static)
+        if self.queued:
+            first = self.queued[0].strip().splitlines()[0] if self.queued[0].strip() else ""
+            more = f" (+{len(self.queued) - 1} more)" if len(self.queued) > 1 else ""
+            bar.update(Content(f"queued: {inert(first)[:200]}{more} — sent when this turn ends"))
+        bar.set_class(bool(self.queued), "-shown")
+
+    def _save_history(self) -> None:
+        prompt = self.prompt
+        save = getattr(self.app, "save_prompt_history", None)
+        if prompt is not None and save is not None:
+            save(prompt.prompt_history)
+
+    @on(TextArea.Changed)
+    def _typed(self, event: TextArea.Changed) -> None:
+        text = event.text_area.text
+        matches = slash.matching(text) if text.startswith("/") and " " not in text.strip() else []
+        self._hint("   ".join(f"{slash.usage_of(c.name)} — {c.help}" for c in matches[:4]) if matches else "")
+
+    def _hint(self, text: str) -> None:
+        hint = self.query_one_optional("#hint", Static)
+        if hint is not None:
+            hint.update(Content(text))
+            hint.set_class(bool(text), "-shown")
+
+    def on_key(self, event: events.Key) -> None:
+        """Typing never goes nowhere: a printable key while the focus is elsewhere
+        (after Tab, or a click on the conversation) goes to the input box."""
+        prompt = self.prompt
+        if prompt is None or not event.is_printable or event.character is None:
+            return
+        focused = self.focused
+        # only from what Tab or a click lands on (the conversation, a fold); an approval
+        # prompt or a list keeps its own keys
+        if focused is not None and not isinstance(focused, VerticalScroll | Collapsible | CollapsibleTitle):
+            return
+        prompt.focus()
+        prompt.insert(event.character)
+        event.stop()
+        event.prevent_default()
+
+    # -- keys ------------------------------------------------------------------
 
     def action_cancel_turn(self) -> None:
         if self.session.busy:
@@ -183,15 +329,17 @@ class ChatScreen(Screen[None]):
             self._set_state("ready")
 
     def action_retry(self) -> None:
-        if self.session.busy:
+        if self.busy:
             self.notify("A turn is still running.", markup=False, severity="warning")
         elif not self.session.can_retry():
             self.notify("Nothing to retry: the last turn did not fail.", markup=False)
         else:
+            self.action_jump_to_latest()
+            self._turn_active = True
             self._run("", retry=True)
 
     def action_open_transcripts(self) -> None:
-        if self.session.busy:
+        if self.busy:
             self.notify("A turn is still running: press Esc to cancel it first.", markup=False, severity="warning")
             return
         self.app.action_open_transcripts()  # type: ignore[attr-defined]
@@ -340,10 +488,150 @@ class ChatScreen(Screen[None]):
             conversation.anchor()
             self._set_state("ready")
 
+    @property
+    def conversation(self) -> VerticalScroll:
+        return self.query_one("#conversation", VerticalScroll)
+
+    def action_page(self, direction: int) -> None:
+        conversation = self.conversation
+        if direction < 0:
+            conversation.release_anchor()  # reading back: new output must not pull the view down
+            conversation.scroll_page_up(animate=False)
+        else:
+            conversation.scroll_page_down(animate=False)
+
+    def action_home(self) -> None:
+        """Home: the start of the line being typed, else the top of the conversation."""
+        prompt = self.prompt
+        if prompt is not None and self.focused is prompt and prompt.text:
+            prompt.action_cursor_line_start()
+        else:
+            self.conversation.release_anchor()
+            self.conversation.scroll_home(animate=False)
+
+    def action_end(self) -> None:
+        """End: the end of the line being typed, else the latest output."""
+        prompt = self.prompt
+        if prompt is not None and self.focused is prompt and prompt.text:
+            prompt.action_cursor_line_end()
+        else:
+            self.action_jump_to_latest()
+
     def action_jump_to_latest(self) -> None:
-        conversation = self.query_one("#conversation", VerticalScroll)
-        conversation.scroll_end(animate=False)
+        conversation = self.conversation
+        conversation.scroll_end(animate=False, immediate=True)
         conversation.anchor()
+        self.query_one("#new-output", Static).set_class(False, "-shown")
+
+    def _scrolled(self, _: float) -> None:
+        conversation = self.conversation
+        if conversation.scroll_y >= conversation.max_scroll_y:
+            self.query_one("#new-output", Static).set_class(False, "-shown")
+
+    def _grew(self) -> None:
+        """New output: say so when the user is reading further up."""
+        self._last_byte = self.clock()
+        conversation = self.conversation
+        if conversation.max_scroll_y > 0 and conversation.scroll_y < conversation.max_scroll_y - 1:
+            self.query_one("#new-output", Static).set_class(True, "-shown")
+
+    def action_edit_in_editor(self) -> None:
+        """Ctrl+E: the prompt in $VISUAL / $EDITOR, for a long one."""
+        prompt = self.prompt
+        if prompt is None:
+            return
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        fd, name = tempfile.mkstemp(prefix="callstream-prompt-", suffix=".md")
+        path = Path(name)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(prompt.text)
+            try:
+                with self.app.suspend():
+                    code = subprocess.call([*shlex.split(editor), str(path)])
+            except SuspendNotSupported:
+                code = subprocess.call([*shlex.split(editor), str(path)], stdin=subprocess.DEVNULL)
+            if code != 0:
+                self.notify(f"The editor exited with {code}; the prompt is unchanged.", markup=False,
+                            severity="warning")
+                return
+            text = path.read_text(encoding="utf-8").rstrip("\n")
+        except OSError as exc:
+            self.notify(f"Cannot run the editor {editor!r}: {exc}", markup=False, severity="error")
+            return
+        finally:
+            path.unlink(missing_ok=True)
+        prompt.text = text
+        last = prompt.document.line_count - 1
+        prompt.cursor_location = (last, len(prompt.document.get_line(last)))
+        prompt.focus()
+
+    def action_copy_picker(self) -> None:
+        from .copying import CopyPicker, copyables
+
+        items = copyables(self)
+        if not items:
+            self.notify("Nothing to copy yet.", markup=False)
+            return
+        self.app.push_screen(CopyPicker(items, self))
+
+    def copy(self, text: str, what: str) -> None:
+        """To the clipboard (OSC 52: works over SSH and inside tmux)."""
+        self.app.copy_to_clipboard(text)
+        lines = text.count("\n") + 1
+        self.notify(f"Copied {what} ({lines} line{'s' if lines != 1 else ''}, {len(text)} characters).",
+                    markup=False)
+
+    def reveal_arguments(self, call: ToolCallBlock) -> None:
+        """The explicit request to see a card's whole arguments (the default stays allow-listed)."""
+        for card in self.query(ToolCard):
+            if card.block is call:
+                card.reveal_arguments()
+                card.scroll_visible(animate=False)
+                return
+
+    def refresh_provider(self) -> None:
+        self.query_one(StatusLine).provider = self.session.endpoint.label
+
+    def clear_screen(self) -> None:
+        """/clear: the widgets go; the conversation (and what the model is sent) stays."""
+        self.conversation.remove_children()
+        self._turn_widgets.clear()
+        self._entries.clear()
+        self._selected = None
+        self.note("Screen cleared. The conversation itself is unchanged (the model still sees all of it); "
+                  "/new starts a fresh one.")
+
+    def note(self, text: str, kind: str = "quiet") -> None:
+        """A line from the client itself (command output), never from the model."""
+        self._mount(NoteBlock(text, kind))
+        self.action_jump_to_latest()
+
+    # -- time and waiting ----------------------------------------------------------
+
+    def _begin_timing(self) -> None:
+        self._started = self._last_byte = self.clock()
+        self.query_one(StatusLine).detail = ""
+        if self._ticker is None:
+            self._ticker = self.set_interval(1.0, self._tick)
+
+    def _tick(self) -> None:
+        if not self.session.busy:
+            return
+        now = self.clock()
+        quiet = now - self._last_byte
+        elapsed = now - self._started
+        detail = f"{elapsed:.0f} s"
+        if quiet >= QUIET_AFTER:
+            detail += f" · waiting {quiet:.0f} s for the provider"
+        self.query_one(StatusLine).detail = detail
+
+    def _end_timing(self) -> None:
+        if self._ticker is not None:
+            self._ticker.stop()
+            self._ticker = None
+        elapsed = self.clock() - self._started
+        self.query_one(StatusLine).detail = f"took {elapsed:.1f} s"
 
     # -- events from the conversation loop ---------------------------------------
 
@@ -365,6 +653,8 @@ class ChatScreen(Screen[None]):
                                       "it goes on, and the transcript keeps all of it.", "error"))
 
     def _show(self, event: ChatEvent) -> None:
+        if isinstance(event, BlockGrew | BlockOpened):
+            self._grew()
         if isinstance(event, BlockGrew):
             widget = self._turn_widgets.get(event.turn, {}).get(event.index)
             if isinstance(widget, ProseBlock | ReasoningBlock):
