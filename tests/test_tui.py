@@ -290,6 +290,13 @@ async def test_escape_cancels_and_ctrl_r_retries() -> None:
         assert len(app.screen.query(ProseBlock)) == 2  # the cancelled attempt's prose was replaced
 
 
+def shown_svg(app: CallstreamApp) -> str:
+    """The live screen as a reopened one would show it: how long the last
+    exchange took is live-only (the status line's detail), the rest must match."""
+    app.screen.query_one(StatusLine).detail = ""
+    return screen_svg(app)
+
+
 async def reopened_svg(conversation: str, config: Config, endpoint: Endpoint | None = None) -> str:
     app = make_app(config=config, conversation=conversation, endpoint=endpoint)
     app.cursor_blink = False
@@ -313,7 +320,7 @@ async def test_ctrl_r_of_a_turn_cancelled_before_any_call_reissues_it_and_reopen
         await pilot.press("ctrl+r")
         await settle(app, pilot)
         assert [t.index for t in app.session.turns[:2]] == [0, 0]  # the same turn, re-issued
-        live = screen_svg(app)
+        live = shown_svg(app)
         conversation = app.session.conversation
     assert await reopened_svg(conversation, demo_config()) == live
 
@@ -354,7 +361,7 @@ async def test_ctrl_r_after_esc_while_a_tool_ran_continues_from_it_and_stores_wh
             await pilot.press("ctrl+r")
             await settle(app, pilot)
             assert [t.index for t in app.session.turns] == [0, 1]  # continued as a new turn
-            live = screen_svg(app)
+            live = shown_svg(app)
             conversation = app.session.conversation
         second = json.dumps(server.requests[1]["body"])
         assert "outcome is unknown" in second and "hello" in second

@@ -31,8 +31,7 @@ DEMO_WELCOME = (
     "  Ada Lovelace says her order is late. Check her open and late orders and open a ticket.\n"
     "  Show me order A-1042\n"
     "  /demo   (the failure scenarios: cutoff, malformed, error, truncated, slow, …)\n"
-    "Enter sends (while a reply streams: queued) · Ctrl+J new line · Esc cancels · Ctrl+R retries · "
-    "Ctrl+Y copies · /help commands"
+    "Enter sends · Ctrl+J new line · Esc cancels · Ctrl+R retries · Ctrl+Y copies · /help"
 )
 
 
