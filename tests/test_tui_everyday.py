@@ -70,14 +70,11 @@ async def send(app: CallstreamApp, pilot: Any, text: str) -> None:
 def recorded_requests(app: CallstreamApp) -> list[dict[str, Any]]:
     """The request bodies the session sent, from its recording (what went on the wire)."""
     from app.paths import data_dir
+    from app.store.recording import read_recording, recording_path
 
-    path = data_dir() / "recordings" / f"{app.session.conversation}.ndjson"
-    bodies = []
-    for line in path.read_text().splitlines()[1:]:
-        event = json.loads(line)
-        if event[1] == "m" and event[2].get("kind") == "turn":
-            bodies.append(event[2]["request"])
-    return bodies
+    recording = read_recording(recording_path(data_dir() / "recordings", app.session.conversation))
+    return [data["request"] for _, kind, data in recording.events
+            if kind == "m" and isinstance(data, dict) and data.get("kind") == "turn"]
 
 
 def held_reply(hold: threading.Event, first: str = "Thinking it over. ", then: str = "Done.") -> Reply:
