@@ -41,8 +41,12 @@ async def screen_text(app: CallstreamApp, pilot: Any) -> list[tuple[str, str]]:
     background, and without the conversation's vertical offset (a short
     conversation sits at the top or, anchored, at the bottom of its scroll
     view depending on when its prose finished measuring — the same screen
-    either way)."""
+    either way). How long the last exchange took (the status line's detail) is live-only,
+    so it is left out."""
+    from widgets.status_line import StatusLine
+
     await pilot.pause(0.3)
+    app.screen.query_one(StatusLine).detail = ""
     svg = app.export_screenshot()
     runs = re.findall(r'<text[^>]*x="([^"]+)" y="([^"]+)"[^>]*>(.*?)</text>', svg)
     ordered = sorted(((float(y), float(x), html.unescape(text)) for x, y, text in runs), key=lambda r: (r[0], r[1]))
