@@ -53,8 +53,8 @@ from ..chat.events import (
 from ..chat.session import ChatSession
 from ..dbfile import DataFileError
 from ..stream import ToolCallBlock
-from ..stream.limits import one_line
 from ..stream.inert import inert
+from ..stream.limits import one_line
 from . import slash
 
 __all__ = ["ChatScreen"]
