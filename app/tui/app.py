@@ -73,7 +73,8 @@ class CallstreamApp(App[None]):
         # from walking it again and again in the middle of a stream
         gc.freeze()
         self._apply_settings()
-        self.runtime.registry.start_servers()  # MCP servers start in the background; typing never waits
+        # MCP servers start in the background once the screen is up: typing never waits for them
+        self.call_after_refresh(self.runtime.registry.start_servers)
         self.push_screen(ChatScreen(self.session, self.welcome, focus=self._at))
         for warning in self.runtime.config.warnings:
             self.notify(warning, title="config", severity="warning", markup=False, timeout=10)
