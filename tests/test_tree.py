@@ -6,6 +6,7 @@ demo model over loopback HTTP, a real command tool process)."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import shutil
 import sqlite3
@@ -23,6 +24,7 @@ from app.store.schema import SCHEMA_VERSION, SchemaError
 from app.store.transcripts import Store, StoredTurn, StoredUser, export_document, history_of
 from app.stream import ToolCallBlock, block_record
 from app.stream.dialects import REQUEST_BUILDERS
+from app.tools.approvals import Answer
 from app.tools.builtin import CREATE_TICKET
 from tests.conftest import ROOT
 from tests.test_transcripts import _validate
@@ -217,15 +219,20 @@ def test_a_side_effect_regenerated_on_a_sibling_branch_is_stated_and_reads_are_r
                                                                                      tmp_path: Path) -> None:
     runtime = open_runtime(config=config(tmp_path))
     session = runtime.session()
+    asked: list[ToolCallBlock] = []
+    answer_with(session, asked, "once")
 
     async def go() -> None:
         await session.send(ADA)
-        assert runs_of(tmp_path) == 1
+        assert runs_of(tmp_path) == 1 and not asked  # the config allows create_ticket: nothing asks the first time
         runtime.branch_before(session, first_turn(runtime, session.conversation).seq)
         await session.regenerate()
         await session.aclose()
 
     run(go())
+    # running it again on the new branch is a second side effect: it asked, showing what ran on the other branch
+    assert [c.name for c in asked] == ["create_ticket"] and asked[0].other_branch
+    assert json.loads(asked[0].other_branch)["ticket"] == "T-10001"
     stored = runtime.store.load(session.conversation)
     assert stored is not None
     old_branch = [e for e in stored.tree if e not in stored.items]
@@ -251,6 +258,41 @@ def test_a_side_effect_regenerated_on_a_sibling_branch_is_stated_and_reads_are_r
                              cwd=ROOT, capture_output=True, text=True, timeout=60)
     tickets = [e for e in json.loads(printed.stdout) if e["tool"] == "create_ticket"]
     assert [e["branch"] for e in tickets] == ["", session.branch]  # `callstream ledger` shows both branches' keys
+
+
+def answer_with(session: Any, asked: list[ToolCallBlock], choice: str) -> None:
+    """Answer every approval the session waits for with ``choice``, noting each call asked about
+    (as it was when asked: its other-branch result included)."""
+
+    def listener(event: Any) -> None:
+        if type(event).__name__ != "CallState" or event.state != "awaiting approval":
+            return
+        call = session.turns[-1].blocks[event.index]
+        asked.append(copy.copy(call))
+        assert session.answer(call.key, Answer(choice))
+
+    session.listeners.append(listener)
+
+
+def test_a_side_effect_that_ran_on_another_branch_is_not_run_again_when_denied(home: Path, tmp_path: Path) -> None:
+    runtime = open_runtime(config=config(tmp_path))
+    session = runtime.session()
+    asked: list[ToolCallBlock] = []
+    answer_with(session, asked, "deny")
+
+    async def go() -> None:
+        await session.send(ADA)
+        runtime.branch_before(session, first_turn(runtime, session.conversation).seq)
+        await session.regenerate()
+        await session.aclose()
+
+    run(go())
+    assert [c.name for c in asked] == ["create_ticket"] and runs_of(tmp_path) == 1
+    stored = runtime.store.load(session.conversation)
+    assert stored is not None
+    ticket = next(c for c in calls(stored.items) if c.name == "create_ticket")
+    assert ticket.state == "denied" and ticket.other_branch and "T-10001" in ticket.other_branch
+    runtime.close()
 
 
 def test_the_same_call_on_the_same_branch_is_not_another_branch(home: Path, tmp_path: Path) -> None:
@@ -283,12 +325,15 @@ def test_a_fork_knows_what_ran_in_the_conversation_it_came_from(home: Path, tmp_
     user = runtime.store.load(session.conversation).items[0]  # type: ignore[union-attr]
     fork = runtime.fork(session.conversation, user.seq)  # just the question: the reply is the origin's
     forked = runtime.session(fork)
+    asked: list[ToolCallBlock] = []
+    answer_with(forked, asked, "once")  # a second ticket is a second side effect: it asks first
 
     async def again() -> None:
         await forked.regenerate()
         await forked.aclose()
 
     run(again())
+    assert [c.name for c in asked] == ["create_ticket"]
     ticket = next(c for c in calls(runtime.store.load(fork).items)  # type: ignore[union-attr]
                   if c.name == "create_ticket")
     assert ticket.other_branch and json.loads(ticket.other_branch)["ticket"] == "T-10001"

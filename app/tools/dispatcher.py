@@ -249,11 +249,13 @@ class Dispatcher:
             return CallUpdate(ref, "rejected", f"Error: there is no tool called {name!r}.", True, key=key)
         if self._cancel.is_set():
             return CallUpdate(ref, "not run", NOT_STARTED, True, key=key)
+        other_branch = await self._ran_elsewhere(name, arguments, tool.read_only)
         if self.approvals is not None:
-            refused = await self._approval(ref, tool, key)
+            # a side effect that already happened on another branch asks again, whatever rule allows the tool
+            again = other_branch if not tool.read_only else None
+            refused = await self._approval(ref, tool, key, again)
             if refused is not None:
                 return refused
-        other_branch = await self._ran_elsewhere(name, arguments, tool.read_only)
         claiming = asyncio.ensure_future(asyncio.to_thread(
             self.ledger.claim, key, self.conversation, self.turn, name, arguments, occurrence,
             retry_cancelled=tool.read_only, wait=tool.timeout))
@@ -330,8 +332,13 @@ class Dispatcher:
             if row["state"] in wanted:
                 return str(row["result"]) if row["result"] is not None else "outcome unknown"
 
-    async def _approval(self, ref: Any, tool: Tool, key: str) -> CallUpdate | None:
-        """The ``awaiting approval`` state: None lets the call go on to its claim."""
+    async def _approval(self, ref: Any, tool: Tool, key: str, ran_elsewhere: str | None = None) -> CallUpdate | None:
+        """The ``awaiting approval`` state: None lets the call go on to its claim.
+        ``ran_elsewhere`` (a side effect's result on another branch) turns an
+        allow rule's "run" into a question when someone can be asked: running
+        it again is a second side effect, and only the user can want that. A
+        deny rule still wins; with nobody to ask, the rules decide as always
+        (``ask --approve`` is the user's answer given in advance)."""
         try:
             entry = await asyncio.to_thread(self.ledger.lookup, key)
         except LedgerUnavailable:
@@ -341,6 +348,8 @@ class Dispatcher:
         answer = self.preapproved.pop(key, None)
         if answer is None:
             decision = self.approvals.decide(tool)
+            if decision == "run" and ran_elsewhere is not None and self.approvals.interactive:
+                decision = "ask"
             if decision == "run":
                 return None
             if decision == "deny":
@@ -351,7 +360,7 @@ class Dispatcher:
                                                          f"asked; --approve {tool.name} allows it).", True, key=key)
             future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
             self._answers[key] = future
-            self._emit(CallUpdate(ref, "awaiting approval", key=key))
+            self._emit(CallUpdate(ref, "awaiting approval", key=key, other_branch=ran_elsewhere))
             try:
                 answer = await future
             finally:
