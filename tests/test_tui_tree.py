@@ -108,13 +108,19 @@ async def test_regenerate_states_a_side_effect_from_the_other_branch(tmp_path: P
         assert runs_of(tmp_path) == 1
         await pilot.press("alt+up", "alt+up", "alt+up", "alt+up", "alt+down")  # the first reply
         await pilot.press("ctrl+g")
-        await settle(app, pilot)
-        await wait_for(pilot, lambda: (2, 2) in markers(app))
+        # running the ticket again is a second side effect: it asks first, saying what ran on the other branch
+        await wait_for(pilot, lambda: any(c.block.name == "create_ticket" and c.block.state == "awaiting approval"
+                                          for c in cards(app)))
         ticket = next(c for c in cards(app) if c.block.name == "create_ticket")
         other_branch = str(ticket._other_branch.render())  # type: ignore[attr-defined]
         assert other_branch.startswith("⚠ ran on another branch: ") and "T-10001" in other_branch
+        assert runs_of(tmp_path) == 1
+        await pilot.press("y")
+        await settle(app, pilot)
+        await wait_for(pilot, lambda: (2, 2) in markers(app))
+        ticket = next(c for c in cards(app) if c.block.name == "create_ticket")
         assert "T-10002" in texts(app)  # this branch's own ticket
-        assert ticket.block.state == "ran" and runs_of(tmp_path) == 2  # no approvals yet: it ran again, said so
+        assert ticket.block.state == "ran" and runs_of(tmp_path) == 2  # approved: it ran again, and said so
         reads = [c for c in cards(app) if c.block.name == "search_orders"]
         assert reads and all("reused" in str(c._other_branch.render()) for c in reads)  # type: ignore[attr-defined]
         await pilot.pause(0.2)
