@@ -9,8 +9,9 @@ submodules themselves load when first named.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from app.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .config import MCPConfigError, MCPServerConfig, expand, from_mcp_json, parse_servers
@@ -20,21 +21,12 @@ if TYPE_CHECKING:
 
 #: Where each name lives, imported on first use: the config reads ``.config``
 #: at every start, and a start with no MCP server needs nothing else here.
-_WHERE = {
-    **dict.fromkeys(("MCPConfigError", "MCPServerConfig", "expand", "from_mcp_json", "parse_servers"), ".config"),
-    "tool_name": ".names",
-    **dict.fromkeys(("IDEMPOTENCY_META", "MCPHub", "ServerConnection", "ServerStatus"), ".servers"),
-    **dict.fromkeys(("mcp_tool", "open_hub", "server_tools"), ".tools"),
-}
-
-
-def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(where, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, {
+    ".config": ("MCPConfigError", "MCPServerConfig", "expand", "from_mcp_json", "parse_servers"),
+    ".names": ("tool_name",),
+    ".servers": ("IDEMPOTENCY_META", "MCPHub", "ServerConnection", "ServerStatus"),
+    ".tools": ("mcp_tool", "open_hub", "server_tools"),
+})
 
 __all__ = ["MCPConfigError", "MCPServerConfig", "expand", "from_mcp_json", "parse_servers", "tool_name",
            "IDEMPOTENCY_META", "MCPHub", "ServerConnection", "ServerStatus", "mcp_tool", "open_hub", "server_tools"]

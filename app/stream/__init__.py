@@ -6,8 +6,9 @@ test enforces it. Everything else in callstream is built and tested on top.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from app.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .assembler import BlockAdded, BlockChanged, CallClosed, TurnClosed, Update
@@ -32,26 +33,15 @@ if TYPE_CHECKING:
 #: Where each name lives: a command that needs one piece (``inert`` for a
 #: printed line, ``blocks`` for a stored turn) does not import the dialects,
 #: the assembler and the SSE decoder with it.
-_WHERE = {
-    **dict.fromkeys(("BlockAdded", "BlockChanged", "CallClosed", "TurnClosed", "Update"), ".assembler"),
-    **dict.fromkeys(("TERMINAL_STATES", "PENDING_APPROVAL", "Block", "CallState", "Outcome", "ReasoningBlock",
-                     "TextBlock",
-                     "ToolCallBlock", "Turn", "block_from_record", "block_record"), ".blocks"),
-    "DIALECTS": ".dialects",
-    **dict.fromkeys(("StreamParser", "assemble"), ".parser"),
-    **dict.fromkeys(("SSEDecoder", "SSEEvent"), ".sse"),
-    **dict.fromkeys(("StrictJSONError", "parse_arguments"), ".strictjson"),
-}
-
-
-def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(where, __name__), name)
-    globals()[name] = value
-    return value
-
+__getattr__ = lazy_exports(__name__, {
+    ".assembler": ("BlockAdded", "BlockChanged", "CallClosed", "TurnClosed", "Update"),
+    ".blocks": ("TERMINAL_STATES", "PENDING_APPROVAL", "Block", "CallState", "Outcome", "ReasoningBlock",
+                "TextBlock", "ToolCallBlock", "Turn", "block_from_record", "block_record"),
+    ".dialects": ("DIALECTS",),
+    ".parser": ("StreamParser", "assemble"),
+    ".sse": ("SSEDecoder", "SSEEvent"),
+    ".strictjson": ("StrictJSONError", "parse_arguments"),
+})
 
 __all__ = [
     "block_from_record",
