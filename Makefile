@@ -17,33 +17,21 @@ $(STAMP): requirements.lock pyproject.toml
 
 setup: $(STAMP)
 
-# Real published MCP servers for tests/test_mcp_real.py, each in its own
-# virtualenv (they are peers, not our dependencies); the tests skip without them.
-PEERS           := .venv-peers
-MCP_TIME_PIN    := mcp-server-time==2026.10.19
-MCP_GIT_PIN     := mcp-server-git==2026.10.19
+# Peers are not our dependencies: each one gets its own virtualenv under
+# .venv-peers/NAME with exactly what peers/NAME.txt pins, and the tests that
+# need one skip without it.
+PEERS := .venv-peers
 
-$(PEERS)/mcp-time/.stamp:
-	$(PYTHON) -m venv $(PEERS)/mcp-time
-	$(PEERS)/mcp-time/bin/python -m pip install --quiet --disable-pip-version-check "$(MCP_TIME_PIN)"
+$(PEERS)/%/.stamp: peers/%.txt
+	test -x $(PEERS)/$*/bin/python || $(PYTHON) -m venv $(PEERS)/$*
+	$(PEERS)/$*/bin/python -m pip install --quiet --disable-pip-version-check -r $<
 	touch $@
 
-$(PEERS)/mcp-git/.stamp:
-	$(PYTHON) -m venv $(PEERS)/mcp-git
-	$(PEERS)/mcp-git/bin/python -m pip install --quiet --disable-pip-version-check "$(MCP_GIT_PIN)"
-	touch $@
-
+# Real published MCP servers for tests/test_mcp_real.py.
 peers-mcp: $(PEERS)/mcp-time/.stamp $(PEERS)/mcp-git/.stamp
 
-# The LiteLLM proxy for tests/test_litellm.py, at the exact versions of peers/litellm.txt.
-LITELLM := $(PEERS)/litellm/.installed-stamp
-
-$(LITELLM): peers/litellm.txt
-	test -x $(PEERS)/litellm/bin/python || $(PYTHON) -m venv $(PEERS)/litellm
-	$(PEERS)/litellm/bin/python -m pip install --quiet --disable-pip-version-check -r peers/litellm.txt
-	touch $(LITELLM)
-
-peers-litellm: $(LITELLM)
+# The LiteLLM proxy for tests/test_litellm.py.
+peers-litellm: $(PEERS)/litellm/.stamp
 
 # every peer
 peers: peers-mcp peers-litellm
@@ -60,32 +48,14 @@ test-all: setup
 bench: setup
 	$(BIN)/python benchmarks/bench_assemble.py
 
-bench-tui: setup
-	$(BIN)/python benchmarks/bench_tui.py
+# bench-NAME runs benchmarks/bench_NAME.py (a dash in NAME is an underscore in the file).
+BENCHES := bench-tui bench-warming bench-ledger bench-search bench-mcp bench-limits bench-memory bench-startup \
+           bench-many-calls
 
-bench-warming: setup
-	$(BIN)/python benchmarks/bench_warming.py
+$(BENCHES): bench-%: setup
+	$(BIN)/python benchmarks/bench_$(subst -,_,$*).py $(BENCH_ARGS)
 
-bench-ledger: setup
-	$(BIN)/python benchmarks/bench_ledger.py
-
-bench-search: setup
-	$(BIN)/python benchmarks/bench_search.py
-
-bench-mcp: setup
-	$(BIN)/python benchmarks/bench_mcp.py
-
-bench-limits: setup
-	$(BIN)/python benchmarks/bench_limits.py
-
-bench-memory: setup
-	$(BIN)/python benchmarks/bench_memory.py
-
-bench-startup: setup
-	$(BIN)/python benchmarks/bench_startup.py
-
-bench-many-calls: setup
-	$(BIN)/python benchmarks/bench_many_calls.py --all
+bench-many-calls: BENCH_ARGS := --all
 
 fuzz: setup
 	FUZZ_EXAMPLES=5000 $(BIN)/python -m pytest -q tests/test_fuzz.py
