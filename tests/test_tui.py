@@ -20,6 +20,7 @@ from app.tui.app import CallstreamApp, make_app
 from tests import streamgen
 from tests.faultserver import FaultServer, Reply
 from tests.snapshots import check_snapshot, screen_svg
+from tests.waiting import quiet, wait_for, wait_until
 from widgets.note import NoteBlock
 from widgets.prompt_input import PromptInput
 from widgets.prose import ProseBlock
@@ -55,22 +56,9 @@ async def send(app: CallstreamApp, pilot: Any, text: str) -> None:
 
 
 async def settle(app: CallstreamApp, pilot: Any) -> None:
-    for _ in range(200):
-        await pilot.pause(0.02)
-        if not app.session.busy:
-            break
-    await app.workers.wait_for_complete()
-    await pilot.pause(0.2)
-
-
-async def wait_for(pilot: Any, condition: Any, timeout: float = 20.0) -> None:
-    """Poll ``condition`` until it holds (a state, never a fixed time), or fail."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {getattr(condition, '__name__', condition)}")
-        await pilot.pause(0.02)
+    """The turn is over and the screen has drawn all of it."""
+    await wait_for(pilot, lambda: not app.session.busy, "the turn to end")
+    await quiet(pilot)
 
 
 def texts(app: CallstreamApp) -> str:
@@ -215,11 +203,11 @@ async def test_an_unlisted_secret_field_never_appears(tmp_path: Path, request: p
             prompt = app.screen.query_one(PromptInput)
             prompt.text = "who are ada and bob?"
             await pilot.press("enter")
-            for _ in range(200):  # look at every frame while it streams
-                await pilot.pause(0.01)
+            def looked() -> bool:  # every frame while it streams
                 seen.append(texts(app))
-                if not app.session.busy:
-                    break
+                return not app.session.busy
+
+            await wait_for(pilot, looked, "the turn to end")
             await settle(app, pilot)
             first, second = cards(app)
             assert first.block.state == "ran" and second.block.state == "rejected"
@@ -275,11 +263,7 @@ async def test_escape_cancels_and_ctrl_r_retries() -> None:
         prompt = app.screen.query_one(PromptInput)
         prompt.text = "/demo slow"
         await pilot.press("enter")
-        for _ in range(100):
-            await pilot.pause(0.03)
-            if app.screen.query(ProseBlock):
-                break
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: app.screen.query(ProseBlock) and app.session.busy, "the slow reply to begin")
         await pilot.press("escape")
         await settle(app, pilot)
         notes = [str(n.render()) for n in app.screen.query(NoteBlock)]
@@ -301,7 +285,7 @@ async def reopened_svg(conversation: str, config: Config, endpoint: Endpoint | N
     app = make_app(config=config, conversation=conversation, endpoint=endpoint)
     app.cursor_blink = False
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause(0.3)
+        await quiet(pilot)
         return screen_svg(app)
 
 
@@ -311,10 +295,7 @@ async def test_ctrl_r_of_a_turn_cancelled_before_any_call_reissues_it_and_reopen
         prompt = app.screen.query_one(PromptInput)
         prompt.text = "/demo slow"
         await pilot.press("enter")
-        for _ in range(100):
-            await pilot.pause(0.03)
-            if app.screen.query(ProseBlock):
-                break
+        await wait_for(pilot, lambda: app.screen.query(ProseBlock) and app.session.busy, "the slow reply to begin")
         await pilot.press("escape")
         await settle(app, pilot)
         await pilot.press("ctrl+r")
@@ -334,6 +315,7 @@ async def test_ctrl_r_after_esc_while_a_tool_ran_continues_from_it_and_stores_wh
 
     started = tmp_path / "started"
     script = tmp_path / "slow.py"
+    # the tool runs for a minute (the scenario: Esc must find it running), saying first that it started
     script.write_text(f"import pathlib, time\npathlib.Path({str(started)!r}).write_text('x')\ntime.sleep(60)\n")
     tool = CommandToolConfig("file_note", [sys.executable, str(script)], read_only=False,
                              parameters={"type": "object", "properties": {"text": {"type": "string"}}},
@@ -351,10 +333,8 @@ async def test_ctrl_r_after_esc_while_a_tool_ran_continues_from_it_and_stores_wh
             prompt = app.screen.query_one(PromptInput)
             prompt.text = "file a note"
             await pilot.press("enter")
-            for _ in range(300):
-                await pilot.pause(0.03)
-                if started.exists() and cards(app) and cards(app)[0].block.state == "running":
-                    break
+            await wait_for(pilot, lambda: started.exists() and cards(app) and cards(app)[0].block.state == "running",
+                           "the tool to be running")
             await pilot.press("escape")
             await settle(app, pilot)
             assert cards(app)[0].block.state == "unknown"
@@ -418,7 +398,7 @@ async def test_a_reopened_transcript_looks_as_it_did_live(request: pytest.Fixtur
         conversation = live.session.conversation
     reopened = still(make_app(config=demo_config(), conversation=conversation))
     async with reopened.run_test(size=SIZE) as pilot:
-        await pilot.pause(0.3)
+        await quiet(pilot)
         assert len(cards(reopened)) == 3
         reopened_svg = check_snapshot(reopened, "reopen_live", request.config)
     assert reopened_svg == live_svg
@@ -429,25 +409,35 @@ async def test_ctrl_o_lists_transcripts_and_opens_one() -> None:
     async with first.run_test(size=SIZE) as pilot:
         await send(first, pilot, "Show me order A-1042")
         conversation = first.session.conversation
+    from textual.widgets import Input, OptionList
+
+    from app.tui.transcripts_screen import TranscriptsScreen
+
+    def listing(typed: str) -> bool:
+        """The transcripts screen is up with ``typed`` in its box, and has handled it."""
+        return isinstance(app.screen, TranscriptsScreen) and app.screen.query_one(Input).has_focus and (
+            app.screen.query_one(Input).value == typed)
+
     app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("ctrl+o")
-        await pilot.pause(0.2)
-        from textual.widgets import OptionList
-
+        await wait_for(pilot, lambda: listing(""))
         options = app.screen.query_one(OptionList)
         assert options.option_count == 1  # an app opened and not used leaves no conversation behind
         await pilot.press("n", "o", "p", "e")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: listing("nope"))
+        await pilot.pause()  # the last Input.Changed, handled
         assert app.screen.query_one(OptionList).get_option_at_index(0).disabled  # "no saved transcripts match"
         for _ in range(4):
             await pilot.press("backspace")
         await pilot.press("A", "-", "1", "0", "4", "2")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: listing("A-1042"))
+        await pilot.pause()
         # the matching messages of that one conversation: the question, the prose, the card's fields
         assert app.screen.query_one(OptionList).option_count >= 2
         await pilot.press("enter")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: not isinstance(app.screen, TranscriptsScreen) and cards(app),
+                       "the chosen conversation on the chat screen")
         assert app.session.conversation == conversation
         assert [c.block.name for c in cards(app)] == ["get_order"]
         await send(app, pilot, "Thanks")  # and the conversation goes on
@@ -457,9 +447,24 @@ async def test_ctrl_o_lists_transcripts_and_opens_one() -> None:
 async def test_a_turn_killed_while_a_call_formed_reopens_with_the_card_and_the_note() -> None:
     import os
     import signal
+    import sqlite3
     import subprocess
 
+    from app.paths import data_dir
     from tests.conftest import ROOT
+
+    def customer_stored() -> bool:
+        """The stored buffer has reached the customer: the order id before it is stable."""
+        if not (data_dir() / "callstream.db").exists():
+            return False
+        db = sqlite3.connect(f"file:{data_dir() / 'callstream.db'}?mode=ro", uri=True, timeout=5)
+        try:
+            rows = db.execute("SELECT raw FROM call_arguments WHERE conversation = 'killed-forming'").fetchall()
+        except sqlite3.OperationalError:  # the schema not made yet
+            return False
+        finally:
+            db.close()
+        return any('"customer"' in raw for (raw,) in rows)
 
     worker = subprocess.Popen([sys.executable, "-m", "tests.kill_worker", "killed-forming", "forming"], cwd=ROOT,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
@@ -467,14 +472,15 @@ async def test_a_turn_killed_while_a_call_formed_reopens_with_the_card_and_the_n
     try:
         assert worker.stdout.readline().strip() == "started"
         assert worker.stdout.readline().strip() == "forming"
-        await asyncio.sleep(1.0)  # let some of the 200 KB body stream (it takes ~5 s); any moment will do
+        # some of the 200 KB body has streamed into the store (it takes ~5 s); any moment after will do
+        await wait_until(customer_stored, "the call's stored buffer to reach the customer")
     finally:
         worker.send_signal(signal.SIGKILL)
         worker.wait(10)
     app = make_app(config=demo_config(), conversation="killed-forming")
     app.cursor_blink = False
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause(0.3)
+        await quiet(pilot)
         (card,) = cards(app)
         assert (card.block.name, card.block.state) == ("create_ticket", "not run")
         fields = str(card.query_one(".card-fields", Static).render())
