@@ -61,6 +61,20 @@ async def settle(app: CallstreamApp, pilot: Any) -> None:
     await quiet(pilot)
 
 
+async def transcripts_listed(app: CallstreamApp, pilot: Any, typed: str) -> None:
+    """The transcripts screen is up with ``typed`` in its box, and its list shows what that finds."""
+    from textual.widgets import Input
+
+    from app.tui.transcripts_screen import TranscriptsScreen
+
+    def listed() -> bool:
+        return isinstance(app.screen, TranscriptsScreen) and app.screen.query_one(Input).has_focus and (
+            app.screen.query_one(Input).value == typed)
+
+    await wait_for(pilot, listed, f"the transcripts screen with {typed!r} typed")
+    await pilot.pause()  # the screen has handled the last Input.Changed too
+
+
 def texts(app: CallstreamApp) -> str:
     """Everything the conversation widgets would show, as text."""
     out = []
@@ -409,30 +423,23 @@ async def test_ctrl_o_lists_transcripts_and_opens_one() -> None:
     async with first.run_test(size=SIZE) as pilot:
         await send(first, pilot, "Show me order A-1042")
         conversation = first.session.conversation
-    from textual.widgets import Input, OptionList
+    from textual.widgets import OptionList
 
     from app.tui.transcripts_screen import TranscriptsScreen
-
-    def listing(typed: str) -> bool:
-        """The transcripts screen is up with ``typed`` in its box, and has handled it."""
-        return isinstance(app.screen, TranscriptsScreen) and app.screen.query_one(Input).has_focus and (
-            app.screen.query_one(Input).value == typed)
 
     app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("ctrl+o")
-        await wait_for(pilot, lambda: listing(""))
+        await transcripts_listed(app, pilot, "")
         options = app.screen.query_one(OptionList)
         assert options.option_count == 1  # an app opened and not used leaves no conversation behind
         await pilot.press("n", "o", "p", "e")
-        await wait_for(pilot, lambda: listing("nope"))
-        await pilot.pause()  # the last Input.Changed, handled
+        await transcripts_listed(app, pilot, "nope")
         assert app.screen.query_one(OptionList).get_option_at_index(0).disabled  # "no saved transcripts match"
         for _ in range(4):
             await pilot.press("backspace")
         await pilot.press("A", "-", "1", "0", "4", "2")
-        await wait_for(pilot, lambda: listing("A-1042"))
-        await pilot.pause()
+        await transcripts_listed(app, pilot, "A-1042")
         # the matching messages of that one conversation: the question, the prose, the card's fields
         assert app.screen.query_one(OptionList).option_count >= 2
         await pilot.press("enter")

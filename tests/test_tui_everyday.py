@@ -23,7 +23,8 @@ from app.tui.app import CallstreamApp, make_app
 from tests import streamgen
 from tests.faultserver import FaultServer, Reply
 from tests.snapshots import check_snapshot
-from tests.test_tui import cards, demo_config, settle, still, wait_for
+from tests.test_tui import cards, demo_config, settle, still
+from tests.waiting import wait_for
 from widgets.note import NoteBlock
 from widgets.prompt_input import PromptInput
 from widgets.status_line import StatusLine
@@ -324,8 +325,8 @@ async def test_slash_new_starts_a_fresh_conversation() -> None:
         await send(app, pilot, "Show me order A-1042")
         first = app.session.conversation
         await send(app, pilot, "/new")
-        await pilot.pause(0.1)
-        assert app.session.conversation != first and not app.session.history
+        await wait_for(pilot, lambda: app.session.conversation != first, "a new conversation")
+        assert not app.session.history
         assert not app.screen.query(UserMessage)
         assert app.runtime.store.load(first) is not None  # the old one stays saved
 

@@ -15,7 +15,8 @@ from textual.widgets import OptionList
 from app.config import Config, ProviderProfile
 from app.tui.app import CallstreamApp, make_app
 from tests.test_tree import ADA, runs_of, ticket_tool
-from tests.test_tui import SIZE, cards, send, settle, texts
+from tests.test_tui import SIZE, cards, send, settle, texts, transcripts_listed
+from tests.waiting import quiet, wait_for
 from widgets.branch_marker import BranchMarker
 from widgets.prompt_input import PromptInput
 from widgets.user_message import UserMessage
@@ -45,7 +46,7 @@ async def screen_text(app: CallstreamApp, pilot: Any) -> list[tuple[str, str]]:
     so it is left out."""
     from widgets.status_line import StatusLine
 
-    await pilot.pause(0.3)
+    await quiet(pilot)
     app.screen.query_one(StatusLine).detail = ""
     svg = app.export_screenshot()
     runs = re.findall(r'<text[^>]*x="([^"]+)" y="([^"]+)"[^>]*>(.*?)</text>', svg)
@@ -59,14 +60,6 @@ def markers(app: CallstreamApp) -> list[tuple[int, int]]:
 
 def questions(app: CallstreamApp) -> list[str]:
     return [m.message_text for m in app.screen.query(UserMessage)]
-
-
-async def wait_for(pilot: Any, condition: Any) -> None:
-    for _ in range(200):
-        if condition():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("the screen never reached the expected state")
 
 
 async def test_edit_and_resend_then_move_between_versions() -> None:
@@ -91,12 +84,11 @@ async def test_edit_and_resend_then_move_between_versions() -> None:
         await pilot.press("alt+left")
         await wait_for(pilot, lambda: markers(app) == [(1, 2)])
         await pilot.press("escape")  # nothing selected any more
-        await pilot.pause(0.2)
         live = await screen_text(app, pilot)
         conversation = app.session.conversation
     reopened = app_for(conversation=conversation)
     async with reopened.run_test(size=SIZE) as pilot:
-        await pilot.pause(0.3)
+        await quiet(pilot)
         assert markers(reopened) == [(1, 2)]  # reopened on the version last looked at
         assert await screen_text(reopened, pilot) == live
 
@@ -123,12 +115,10 @@ async def test_regenerate_states_a_side_effect_from_the_other_branch(tmp_path: P
         assert ticket.block.state == "ran" and runs_of(tmp_path) == 2  # approved: it ran again, and said so
         reads = [c for c in cards(app) if c.block.name == "search_orders"]
         assert reads and all("reused" in str(c._other_branch.render()) for c in reads)  # type: ignore[attr-defined]
-        await pilot.pause(0.2)
         live = await screen_text(app, pilot)
         conversation = app.session.conversation
     reopened = app_for(tmp_path, conversation=conversation)
     async with reopened.run_test(size=SIZE) as pilot:
-        await pilot.pause(0.3)
         assert await screen_text(reopened, pilot) == live
 
 
@@ -143,7 +133,7 @@ async def test_slash_fork_opens_a_new_conversation_up_to_the_selected_entry() ->
         app.screen.query_one(PromptInput).text = "/fork"
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.session.conversation != original)
-        await pilot.pause(0.2)
+        await quiet(pilot)
         assert questions(app) == ["Show me order A-1042"]
         stored = app.runtime.store.load(app.session.conversation)
         assert stored is not None and stored.forked_from == original
@@ -162,10 +152,10 @@ async def test_search_opens_a_match_on_its_own_branch_at_the_message() -> None:
         await settle(app, pilot)
         await wait_for(pilot, lambda: markers(app) == [(2, 2)])
         await pilot.press("ctrl+o")
-        await pilot.pause(0.2)
+        await transcripts_listed(app, pilot, "")
         for key in "Carrier":  # a field get_order's result allow-list shows, only on the first branch
             await pilot.press(key)
-        await pilot.pause(0.2)
+        await transcripts_listed(app, pilot, "Carrier")
         assert app.screen.query_one(OptionList).option_count >= 1
         await pilot.press("enter")
         await wait_for(pilot, lambda: questions(app) == ["Show me order A-1042"])
