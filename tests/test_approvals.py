@@ -23,6 +23,7 @@ from app.paths import data_dir
 from app.tui.app import CallstreamApp, make_app
 from tests.conftest import ROOT
 from tests.snapshots import check_snapshot
+from tests.waiting import quiet, wait_for
 from widgets.approval_prompt import ApprovalPrompt
 from widgets.prompt_input import PromptInput
 from widgets.tool_card import ToolCard
@@ -49,14 +50,6 @@ def app_for(conversation: str | None = None) -> CallstreamApp:
     return app
 
 
-async def wait_for(pilot: Any, condition: Any, what: str) -> None:
-    for _ in range(500):
-        if condition():
-            return
-        await pilot.pause(0.02)
-    pytest.fail(f"timed out waiting for {what}")
-
-
 def ticket(app: CallstreamApp) -> ToolCard | None:
     return next((c for c in app.screen.query(ToolCard) if c.block.name == "create_ticket"), None)
 
@@ -74,8 +67,7 @@ async def until_awaiting(app: CallstreamApp, pilot: Any) -> ToolCard:
 
 async def finished(app: CallstreamApp, pilot: Any) -> None:
     await wait_for(pilot, lambda: not app.session.busy, "the exchange to end")
-    await app.workers.wait_for_complete()
-    await pilot.pause(0.1)
+    await quiet(pilot)
 
 
 def ticket_claims() -> list[dict[str, Any]]:
@@ -196,7 +188,7 @@ async def test_a_crash_while_awaiting_reopens_awaiting_and_answering_runs_it_onc
     assert [e["state"] for e in ticket_claims()] == ["ran"]
     again = app_for(conversation)  # reopened again: nothing left to answer, nothing runs twice
     async with again.run_test(size=SIZE) as pilot:
-        await pilot.pause(0.2)
+        await quiet(pilot)
         assert again.session.pending_approvals() == []
         assert not any(isinstance(w, ApprovalPrompt) for w in again.screen.query(ApprovalPrompt))
     assert [e["state"] for e in ticket_claims()] == ["ran"]

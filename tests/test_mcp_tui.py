@@ -13,6 +13,7 @@ from app.config import load_config
 from app.tui.app import make_app
 from app.tui.mcp_screen import McpScreen
 from tests.conftest import ROOT
+from tests.waiting import wait_for
 from widgets.prompt_input import PromptInput
 
 
@@ -35,13 +36,15 @@ command = "no-such-mcp-server-xyz"
     async with app.run_test(size=(100, 40)) as pilot:
         app.screen.query_one(PromptInput).text = "/mcp"
         await pilot.press("enter")
-        for _ in range(1000):
-            await pilot.pause(0.02)
-            if isinstance(app.screen, McpScreen):
-                text = str(app.screen.query_one("#servers-text", Static).render())
-                if "fx: 7 tools in" in text and "gone: failed" in text:
-                    break
-        assert isinstance(app.screen, McpScreen)
+
+        def servers() -> str:
+            if not isinstance(app.screen, McpScreen):
+                return ""
+            return str(app.screen.query_one("#servers-text", Static).render())
+
+        await wait_for(pilot, lambda: "fx: 7 tools in" in servers() and "gone: failed" in servers(),
+                       "both servers' status on the /mcp screen")
+        text = servers()
         assert "fx__effect  (side effect: asks first)" in text and "fx__lookup  (read-only)" in text
         assert "gone: failed: cannot start it" in text and "gone.log" in text
         await pilot.press("escape")

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.chat.events import AttemptFailed, AttemptStarted, ChatEvent, ExchangeDone
+from app.chat.events import AttemptFailed, AttemptStarted, BlockOpened, ChatEvent, ExchangeDone
 from app.chat.providers import Endpoint
 from app.chat.session import ChatSession
 from app.config import CommandToolConfig, Config
@@ -27,6 +27,7 @@ from app.tools.dispatcher import CANCELLED_UNKNOWN
 from app.tools.registry import Registry
 from tests import streamgen
 from tests.faultserver import FaultServer, Reply
+from tests.waiting import wait_until
 
 
 @pytest.fixture
@@ -151,10 +152,13 @@ def test_schema_rejection_is_answered_in_band_and_the_conversation_goes_on(serve
 def test_cancel_mid_stream_is_a_stated_failure(server: FaultServer, tmp_path: Path) -> None:
     server.replies.append(Reply(streamgen.anthropic(ORDER_CALL), chunk=20, delay=0.2))
     session = session_for(server, tmp_path)
+    opened: list[ChatEvent] = []
+    session.listeners.append(lambda e: opened.append(e) if isinstance(e, BlockOpened) else None)
 
     async def go() -> ExchangeDone:
         task = asyncio.create_task(session.send("x"))
-        await asyncio.sleep(0.5)
+        # the call is announced; its arguments are still streaming, a chunk every 0.2 s
+        await wait_until(lambda: any(e.block.type == "tool_call" for e in opened), "the call to be announced")
         session.cancel()
         try:
             return await task
@@ -174,7 +178,7 @@ def _cancel_while_running(server: FaultServer, tmp_path: Path, read_only: bool) 
     async def slow(arguments: dict[str, Any], ctx: ToolContext) -> str:
         runs.append(1)
         started.set()
-        await asyncio.sleep(30)
+        await asyncio.sleep(30)  # the scenario: a tool still running when the turn is cancelled
         return "never"
 
     registry = Registry([Tool("get_order", "", {"type": "object"}, slow, read_only=read_only)])

@@ -17,6 +17,7 @@ import pytest
 from app.paths import data_dir
 from app.store.transcripts import Store, StoredTurn, StoredUser
 from tests.conftest import ROOT
+from tests.waiting import quiet, wait_for
 
 QUESTION = "Show me order A-1042"
 
@@ -80,16 +81,13 @@ async def test_a_tui_with_the_conversation_open_and_an_ask_on_it(demo_home: Path
     app = make_app(config=load_config(), conversation=conversation)
     app.cursor_blink = False
     async with app.run_test(size=(100, 40)) as pilot:
-        await pilot.pause(0.2)
+        await quiet(pilot)  # the TUI has C open, as it was, before the ask adds to it
         other = finished(ask(QUESTION, "--conversation", conversation))
         prompt = app.screen.query_one(PromptInput)
         prompt.text = QUESTION
         await pilot.press("enter")
-        for _ in range(300):
-            await pilot.pause(0.03)
-            if app.session.turns and not app.session.busy:
-                break
-        await app.workers.wait_for_complete()
+        await wait_for(pilot, lambda: app.session.turns and not app.session.busy, "the TUI's exchange to end")
+        await quiet(pilot)
         notes = [str(n.render()) for n in app.screen.query(NoteBlock)]
         moved = "This conversation moved on in another process (2 turns added); continuing from there."
         assert moved in notes
