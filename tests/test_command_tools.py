@@ -9,7 +9,6 @@ import contextlib
 import os
 import signal
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ import pytest
 from app.config import CommandToolConfig
 from app.tools.base import ToolContext, ToolError
 from app.tools.command import command_tool
+from tests.waiting import wait_until, wait_until_sync
 
 
 def _alive(pid: int) -> bool:
@@ -29,17 +29,9 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _wait_gone(pid: int, deadline: float = 10.0) -> bool:
-    end = time.monotonic() + deadline
-    while time.monotonic() < end:
-        if not _alive(pid):
-            return True
-        time.sleep(0.02)
-    return False
-
-
 def _spawner(tmp_path: Path, then: str) -> tuple[Path, list[str]]:
-    """A command that starts a long-lived child (its pid in a file), then ``then``."""
+    """A command that starts a long-lived child (its pid in a file), then ``then``
+    (the scenario's own ``time.sleep(60)``: a tool still running when it is killed)."""
     pidfile = tmp_path / "child.pid"
     script = tmp_path / "spawn.py"
     script.write_text(
@@ -49,11 +41,12 @@ def _spawner(tmp_path: Path, then: str) -> tuple[Path, list[str]]:
     return pidfile, [sys.executable, str(script)]
 
 
+def _started(pidfile: Path) -> bool:
+    return pidfile.exists() and bool(pidfile.read_text())
+
+
 def _child(pidfile: Path) -> int:
-    end = time.monotonic() + 10
-    while not pidfile.exists() or not pidfile.read_text():
-        assert time.monotonic() < end, "the command never started its child"
-        time.sleep(0.02)
+    wait_until_sync(lambda: _started(pidfile), "the command to start its child")
     return int(pidfile.read_text())
 
 
@@ -62,7 +55,8 @@ def test_a_timeout_ends_the_whole_process_group(tmp_path: Path) -> None:
     tool = command_tool(CommandToolConfig("slow", command, timeout=1.5))
     with pytest.raises(ToolError, match="timed out after 1.5 s"):
         asyncio.run(tool.run({}, ToolContext("k")))
-    assert _wait_gone(_child(pidfile)), "the tool's child outlived the timeout"
+    child = _child(pidfile)
+    wait_until_sync(lambda: not _alive(child), "the tool's child to end with the timeout")
 
 
 def test_a_cancel_ends_the_whole_process_group(tmp_path: Path) -> None:
@@ -71,14 +65,14 @@ def test_a_cancel_ends_the_whole_process_group(tmp_path: Path) -> None:
 
     async def go() -> int:
         task = asyncio.create_task(tool.run({}, ToolContext("k")))
-        while not pidfile.exists() or not pidfile.read_text():
-            await asyncio.sleep(0.02)
+        await wait_until(lambda: _started(pidfile), "the command to start its child")
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
         return int(pidfile.read_text())
 
-    assert _wait_gone(asyncio.run(go())), "the tool's child outlived the cancel"
+    child = asyncio.run(go())
+    wait_until_sync(lambda: not _alive(child), "the tool's child to end with the cancel")
 
 
 def test_a_background_child_holding_stdout_does_not_make_a_finished_tool_time_out(tmp_path: Path) -> None:

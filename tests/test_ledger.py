@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from app.tools.base import Tool, ToolContext, ToolError
 from app.tools.dispatcher import CallUpdate, Dispatcher
 from app.tools.registry import Registry
 from tests.conftest import ROOT
+from tests.waiting import wait_until, wait_until_sync
 
 
 @pytest.mark.parametrize("a,b", [
@@ -146,10 +146,11 @@ def test_a_side_effect_cancelled_while_running_is_unknown_and_a_queued_one_not_r
     log: list[str] = []
 
     async def go() -> None:
+        # each effect takes 5 s (the scenario: the first still runs when the turn is cancelled)
         dispatcher = Dispatcher(_registry(log, 5.0), SqliteLedger(tmp_path / "l.db"), "conv", 0, updates.append)
         dispatcher.submit(0, "effect", {"n": 1})
         dispatcher.submit(1, "effect", {"n": 2})
-        await asyncio.sleep(0.3)
+        await wait_until(lambda: log == ["start 1"], "the first effect to be running", seen=lambda: log)
         dispatcher.cancel()
         await dispatcher.wait()
 
@@ -169,11 +170,10 @@ def _worker(ledger: Path, effect: Path, sleep: float) -> subprocess.Popen[str]:
 
 def test_sigkill_between_claim_and_result_leaves_unknown_and_never_reruns(tmp_path: Path) -> None:
     ledger, effect = tmp_path / "l.db", tmp_path / "effect.txt"
-    worker = _worker(ledger, effect, 60)
-    deadline = time.monotonic() + 20
-    while not (effect.exists() and effect.read_text()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert effect.read_text(), worker.stderr.read() if worker.stderr else ""
+    worker = _worker(ledger, effect, 60)  # its tool runs a minute: the kill comes between claim and result
+    wait_until_sync(lambda: effect.exists() and effect.read_text() or worker.poll() is not None,
+                    "the worker's tool to have its effect")
+    assert effect.exists() and effect.read_text(), worker.stderr.read() if worker.stderr else ""
     os.kill(worker.pid, signal.SIGKILL)
     worker.wait(10)
     again = _worker(ledger, effect, 0)

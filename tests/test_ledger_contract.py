@@ -15,6 +15,7 @@ import pytest
 from app.ledger import Claim, Ledger
 from app.ledger.protocol import ENTRY_FIELDS
 from tests.ledgers import TEST_LEASE, holder, open_spec
+from tests.waiting import wait_until_sync
 
 BACKENDS = ["sqlite", "postgres"]
 
@@ -85,7 +86,8 @@ def test_lookup_and_entries_have_the_same_fields(ledger: Ledger) -> None:
     assert ledger.lookup("nothing") is None
     a = ledger.claim("a", "conv-1", 0, "t", {"b": 2, "a": 1.0}, 1)
     ledger.finish("a", "ran", "ok", False, fence=a.fence)
-    time.sleep(0.01)  # claimed_at orders the listing
+    claimed = (ledger.lookup("a") or {})["claimed_at"]
+    wait_until_sync(lambda: time.time() > claimed, "the clock to pass a's claim")  # claimed_at orders the listing
     ledger.claim("b", "conv-2", 1, "u", {}, 1)
     entry = ledger.lookup("a")
     assert entry is not None and set(entry) == set(ENTRY_FIELDS)

@@ -24,13 +24,7 @@ from app.tools.dispatcher import CallUpdate, Dispatcher  # noqa: E402
 from app.tools.registry import Registry  # noqa: E402
 from tests.conftest import ROOT  # noqa: E402
 from tests.pgserver import PgCluster, free_port  # noqa: E402
-
-
-def _until(condition: Callable[[], bool], deadline: float = 20.0) -> None:
-    end = time.monotonic() + deadline
-    while not condition():
-        assert time.monotonic() < end, "condition not reached in time"
-        time.sleep(0.02)
+from tests.waiting import wait_until, wait_until_sync  # noqa: E402
 
 
 @pytest.fixture
@@ -150,8 +144,7 @@ def test_the_lease_is_renewed_while_the_tool_runs(pg_ledger_url: str) -> None:
 
     async def effect(arguments: dict[str, Any], ctx: ToolContext) -> str:
         started.set()
-        while not release.is_set():
-            await asyncio.sleep(0.02)
+        await wait_until(release.is_set, "the racer to release the tool")  # it runs until the racer has sampled
         return "done"
 
     def racer() -> None:
@@ -214,7 +207,8 @@ def test_a_database_gone_mid_call_is_stated_on_the_card_and_never_rerun(pg_ledge
     result = updates[-1].result or ""
     assert updates[-1].state == "ran" and result.startswith("done") and "not recorded in the ledger" in result
     again = PostgresLedger(pg_ledger_url, lease=1.0)
-    _until(lambda: (again.lookup(updates[-1].key or "") or {}).get("state") == "unknown")  # its lease ran out
+    wait_until_sync(lambda: (again.lookup(updates[-1].key or "") or {}).get("state") == "unknown",
+                    "the dead claim's lease to run out", seen=lambda: again.lookup(updates[-1].key or ""))
     second, dispatcher = _dispatch(again, effect)
     assert second[-1].state == "unknown" and dispatcher.runs == 0 and len(ran) == 1
     ledger.close()

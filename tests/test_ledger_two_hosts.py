@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from tests.conftest import ROOT
 pytest.importorskip("psycopg", reason="psycopg is not installed")
 
 from tests.pgserver import ClusterUnavailable, PgCluster  # noqa: E402
+from tests.waiting import wait_until_sync  # noqa: E402
 
 DB_ADDR, CLIENT_ADDR = "10.200.0.1", "10.200.0.2"
 
@@ -88,13 +89,6 @@ def hosts() -> Iterator[Hosts]:
     made.down()
 
 
-def _until(condition: Callable[[], bool], deadline: float = 60.0) -> None:
-    end = time.monotonic() + deadline
-    while not condition():
-        assert time.monotonic() < end, "condition not reached in time"
-        time.sleep(0.02)
-
-
 def _racer(hosts: Hosts, conversation: str, effects: Path, calls: int, seed: int, sleep: float,
            lease: float) -> subprocess.Popen[str]:
     assert hosts.cluster is not None
@@ -147,7 +141,7 @@ def test_a_holder_sigkilled_mid_call_leaves_unknown_after_its_lease_and_never_a_
         hosts: Hosts, tmp_path: Path) -> None:
     effects = tmp_path / "effects.txt"
     holder = _racer(hosts, "killed", effects, 1, 0, 600, 2.0)
-    _until(lambda: sum(_effects(effects).values()) == 1)
+    wait_until_sync(lambda: sum(_effects(effects).values()) == 1, "the holder's one effect", timeout=60)
     os.kill(holder.pid, signal.SIGKILL)  # `ip netns exec` execs the client: this pid is the client itself
     holder.wait(30)
     started = time.monotonic()
@@ -163,7 +157,8 @@ def test_the_database_restarted_mid_run_loses_no_recorded_result(hosts: Hosts, t
     assert hosts.cluster is not None
     effects = tmp_path / "effects.txt"
     racers = [_racer(hosts, "restart", effects, 150, seed, 0.02, 10.0) for seed in (3, 4)]
-    _until(lambda: sum(_effects(effects).values()) >= 40)
+    wait_until_sync(lambda: sum(_effects(effects).values()) >= 40, "40 effects before the restart",
+                    seen=lambda: sum(_effects(effects).values()), timeout=60)
     hosts.cluster.stop("immediate")  # a crash, as far as the database knows
     hosts.cluster.start()
     results = [_outcomes(r) for r in racers]

@@ -16,7 +16,6 @@ import json
 import os
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,6 +25,7 @@ import pytest
 import app.demo.server as demo_server
 from app.demo.server import DemoServer
 from tests.conftest import ROOT
+from tests.waiting import wait_until_sync
 
 LITELLM = ROOT / ".venv-peers" / "litellm" / "bin" / "litellm"
 EXAMPLE = "Ada Lovelace says her order is late. Check her open and late orders and open a ticket."
@@ -81,20 +81,17 @@ def proxy(tmp_path_factory: pytest.TempPathFactory, routes_seen: dict[str, list[
     log = (home / "litellm.log").open("w")
     process = subprocess.Popen([str(LITELLM), "--config", str(config), "--host", "127.0.0.1", "--port", str(port)],
                                stdout=log, stderr=subprocess.STDOUT, env=env, cwd=home)
+    def live() -> bool:
+        if process.poll() is not None:
+            pytest.skip(reason="the LiteLLM proxy exited at start: "
+                               + (home / "litellm.log").read_text()[-300:].replace("\n", " "))
+        try:
+            return httpx.get(f"http://127.0.0.1:{port}/health/liveliness", timeout=2).status_code == 200
+        except httpx.TransportError:
+            return False
+
     try:
-        deadline = time.monotonic() + 180
-        while True:
-            if process.poll() is not None:
-                pytest.skip(reason="the LiteLLM proxy exited at start: "
-                                   + (home / "litellm.log").read_text()[-300:].replace("\n", " "))
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health/liveliness", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("the LiteLLM proxy did not answer /health/liveliness within 180 s")
-            time.sleep(0.2)  # polling for a state, with a deadline
+        wait_until_sync(live, "the LiteLLM proxy to answer /health/liveliness", timeout=180)
         yield f"http://127.0.0.1:{port}/v1"
     finally:
         process.terminate()

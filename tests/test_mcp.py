@@ -31,6 +31,7 @@ from tests import streamgen
 from tests.conftest import ROOT
 from tests.faultserver import FaultServer, Reply
 from tests.mcp_fixture import make_server
+from tests.waiting import wait_until_sync
 
 FIXTURE = [sys.executable, "-m", "tests.mcp_fixture"]
 
@@ -281,15 +282,14 @@ def http_fixture(tmp_path: Path) -> Iterator[str]:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     process = subprocess.Popen([*FIXTURE, "http", str(port)], cwd=ROOT, stderr=subprocess.PIPE)
+    def listening() -> bool:
+        if process.poll() is not None:
+            pytest.fail(f"the HTTP fixture exited: {process.stderr.read().decode()[-500:]}")  # type: ignore
+        with socket.socket() as probe:
+            return probe.connect_ex(("127.0.0.1", port)) == 0
+
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                pytest.fail(f"the HTTP fixture exited: {process.stderr.read().decode()[-500:]}")  # type: ignore
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.05)
+        wait_until_sync(listening, "the HTTP fixture to listen", timeout=60)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.terminate()
