@@ -115,9 +115,3 @@ def file_bytes(path: Path) -> bytes:
     data = path.read_bytes()
     return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
 
-
-@pytest.fixture(autouse=True)
-def _private_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No test writes into the user's own data dir (~/.local/share/callstream):
-    a test without ``home`` still gets a private CALLSTREAM_HOME."""
-    monkeypatch.setenv("CALLSTREAM_HOME", str(tmp_path_factory.mktemp("data")))

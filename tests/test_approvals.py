@@ -32,11 +32,6 @@ SIZE = (100, 40)
 PROMPT = "Ada Lovelace says her order is late. Check her open and late orders and open a ticket."
 
 
-@pytest.fixture(autouse=True)
-def _home(home: Path) -> None:
-    """A private data dir and config file per test."""
-
-
 def demo_config() -> Config:
     config = load_config()  # the test's config file (written by "always"), if any
     config.providers = {"demo": ProviderProfile(name="demo", provider="demo", demo_speed=0.0)}

@@ -22,11 +22,6 @@ from tests.conversations import converse, demo_config
 from tests.demo_client import SUPPORT_TOOLS, request_body, run_turn, url_for
 
 
-@pytest.fixture(autouse=True)
-def _private_home(home: object) -> None:
-    """Every test here gets its own data dir: never the user's (whose store another version may have made)."""
-
-
 @pytest.fixture
 def server() -> Iterator[DemoServer]:
     with DemoServer(speed=0) as srv:

@@ -27,6 +27,7 @@ from tests import streamgen
 from tests.conftest import REAL, ROOT, file_bytes
 from tests.conversations import converse, demo_config
 from tests.faultserver import FaultServer, Reply
+from tests.waiting import wait_for
 
 _TIMES = ("announced_at", "ended_at", "timings")
 
@@ -215,9 +216,8 @@ async def _controls(path: Path) -> None:
         await pilot.press("space")
         assert not app.replayer.clock.paused
         app.replayer.clock.set_speed(math.inf)
-        await app.workers.wait_for_complete()
-        await pilot.pause(0.2)
-        assert "replay finished" in str(app.screen.query_one("StatusLine").render())
+        await wait_for(pilot, lambda: "replay finished" in str(app.screen.query_one("StatusLine").render()),
+                       "the replay to finish")
 
 
 SAMPLES = {

@@ -202,7 +202,7 @@ def test_sigkill_at_random_moments_leaves_a_store_that_opens(home: Path) -> None
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
         assert worker.stdout is not None
         assert worker.stdout.readline().strip() == "started", worker.stderr.read() if worker.stderr else ""
-        time.sleep(rng.uniform(0.0, 1.6))
+        time.sleep(rng.uniform(0.0, 1.6))  # the scenario: a kill at a random moment, mid-turn or between turns
         worker.send_signal(signal.SIGKILL)
         worker.wait(10)
         store = Store(data_dir() / "callstream.db")  # every reopen succeeds

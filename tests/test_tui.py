@@ -90,11 +90,6 @@ def cards(app: CallstreamApp) -> list[ToolCard]:
     return list(app.screen.query(ToolCard))
 
 
-@pytest.fixture(autouse=True)
-def _home(home: Path) -> None:
-    """Every TUI test gets its own data dir (ledger, support store)."""
-
-
 async def test_preamble_and_two_calls_of_the_same_tool(request: pytest.FixtureRequest) -> None:
     app = demo_app()
     messages: list[str] = []

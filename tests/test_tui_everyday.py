@@ -33,11 +33,6 @@ from widgets.user_message import UserMessage
 SIZE = (100, 40)
 
 
-@pytest.fixture(autouse=True)
-def _home(home: Path) -> None:
-    """Every test gets its own data dir (ledger, support store, prompt history, theme)."""
-
-
 def demo(**config: Any) -> CallstreamApp:
     base = demo_config()
     for key, value in config.items():

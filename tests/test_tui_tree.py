@@ -9,7 +9,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import pytest
 from textual.widgets import OptionList
 
 from app.config import Config, ProviderProfile
@@ -20,11 +19,6 @@ from tests.waiting import quiet, wait_for
 from widgets.branch_marker import BranchMarker
 from widgets.prompt_input import PromptInput
 from widgets.user_message import UserMessage
-
-
-@pytest.fixture(autouse=True)
-def _home(home: Path) -> None:
-    """Every test gets its own data dir."""
 
 
 def app_for(tmp_path: Path | None = None, conversation: str | None = None) -> CallstreamApp:
