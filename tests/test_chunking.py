@@ -51,6 +51,12 @@ def test_fixed_size_chunks_give_the_same_turn(path: Path, size: int) -> None:
     assert canonical(assemble(streamgen.chunked(body, size))) == canonical(assemble([body]))
 
 
+def _unmetered(turn: Turn) -> str:
+    document = turn.to_dict()
+    document.pop("usage", None)
+    return json.dumps(document, sort_keys=True)
+
+
 def _every_offset(body: bytes) -> None:
     whole = canonical(assemble([body]))
     for cut in range(1, len(body)):
@@ -62,8 +68,10 @@ def _prefix_property(body: bytes) -> None:
     for cut in range(len(body)):
         turn = assemble([body[:cut]])
         if turn.outcome == "complete":
-            # only possible once the terminal marker is inside the prefix
-            assert canonical(turn) == canonical(whole)
+            # only possible once the terminal marker is inside the prefix; a chat body may end
+            # cleanly after its finish reason and before its usage chunk: no usage, never another one
+            assert _unmetered(turn) == _unmetered(whole)
+            assert turn.usage is None or turn.usage == whole.usage, f"cut at {cut}: other usage"
             continue
         assert turn.outcome == "cut_off" or turn.outcome == whole.outcome
         for index, block in enumerate(turn.blocks):

@@ -33,15 +33,18 @@ from .events import (
     CallEnded,
     CallStarted,
     Event,
+    ModelReported,
     ProviderError,
     ReasoningDelta,
     ServerResult,
     StreamMalformed,
     TextDelta,
     TurnEnded,
+    UsageReported,
 )
 from .limits import loads
 from .strictjson import StrictJSONError, call_arguments, parse_arguments
+from .usage import Usage
 
 __all__ = ["Assembler", "BlockAdded", "BlockChanged", "CallClosed", "TurnClosed", "Update"]
 
@@ -93,6 +96,9 @@ class Assembler:
         self.finished = False
         self.now: float | None = None
         self._turn: Turn | None = None
+        #: What the provider said the reply cost, and which model answered.
+        self.usage: Usage | None = None
+        self.model: str | None = None
 
     # -- events ---------------------------------------------------------------
 
@@ -120,6 +126,11 @@ class Assembler:
         elif kind is StreamMalformed:
             self.malformed = event.message  # type: ignore[union-attr]
             self.finished = True
+        elif kind is UsageReported:
+            usage = event.usage  # type: ignore[union-attr]
+            self.usage = usage if self.usage is None else self.usage.merged(usage)
+        elif kind is ModelReported and self.model is None:
+            self.model = event.name  # type: ignore[union-attr]
 
     def _add(self, block: Block) -> int:
         index = len(self.blocks)
@@ -320,7 +331,7 @@ class Assembler:
             if not call.ended and call.problem is None:
                 call.problem = (_UNENDED_BY_CAUSE.get(cause, _UNENDED["cut_off"]) if outcome == "cut_off"
                                 else _UNENDED.get(outcome, "the call never ended"))
-        turn = Turn(self.dialect, outcome, self.stop_reason, error, self.blocks, turn_cause)
+        turn = Turn(self.dialect, outcome, self.stop_reason, error, self.blocks, turn_cause, self.usage, self.model)
         self._turn = turn
         self.updates.append(TurnClosed(turn))
         return turn

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from .pieces import append_piece
 from .strictjson import StrictJSONError, call_arguments
+from .usage import Usage
 
 __all__ = [
     "block_record",
@@ -219,6 +220,10 @@ class Turn:
     #: What ended a turn without its terminal marker: eof, disconnect, timeout,
     #: cancelled (None for a turn that reached its marker).
     cause: str | None = None
+    #: The tokens the provider said the reply cost (None: it said nothing).
+    usage: Usage | None = None
+    #: The model the provider said answered (None: it did not say).
+    model: str | None = None
 
     @property
     def calls(self) -> list[ToolCallBlock]:
@@ -238,6 +243,10 @@ class Turn:
         }
         if self.cause is not None:
             out["cause"] = self.cause
+        if self.usage is not None:
+            out["usage"] = self.usage.to_dict()
+        if self.model is not None:
+            out["model"] = self.model
         return out
 
 

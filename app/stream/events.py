@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .usage import Usage
+
 __all__ = [
     "TextDelta",
     "ReasoningDelta",
@@ -20,6 +22,8 @@ __all__ = [
     "TurnEnded",
     "ProviderError",
     "StreamMalformed",
+    "UsageReported",
+    "ModelReported",
     "Event",
     "TRUNCATION_REASONS",
 ]
@@ -111,6 +115,22 @@ class StreamMalformed:
     message: str
 
 
+@dataclass(slots=True)
+class UsageReported:
+    """Token counts the wire reported, cumulative for the reply so far (a
+    later report's counts replace an earlier one's; its gaps keep them)."""
+
+    usage: Usage
+
+
+@dataclass(slots=True)
+class ModelReported:
+    """The model the provider says answered (``gpt-4o-2024-08-06`` for a
+    request that named ``gpt-4o``); the first report is kept."""
+
+    name: str
+
+
 Event = (
     TextDelta
     | ReasoningDelta
@@ -121,6 +141,8 @@ Event = (
     | TurnEnded
     | ProviderError
     | StreamMalformed
+    | UsageReported
+    | ModelReported
 )
 
 #: Finish reasons that mean the output limit cut the turn off.

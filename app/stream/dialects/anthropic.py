@@ -24,15 +24,22 @@ from ..events import (
     StreamMalformed,
     TextDelta,
     TurnEnded,
+    UsageReported,
 )
 from ..sse import SSEEvent
-from .base import error_message, load_payload
+from ..usage import Usage, count
+from .base import ModelOnce, error_message, field, load_payload
 from .requests_common import assistant_text
 from .schemas import adapt
 
 __all__ = ["Anthropic", "build_request", "auth_headers", "API_VERSION"]
 
 API_VERSION = "2023-06-01"
+
+#: The wire's usage fields, merged as they come: ``message_start`` has the
+#: input (and a placeholder output), ``message_delta`` the final output (and,
+#: where server tools ran, the final input).
+_USAGE_FIELDS = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens")
 
 _CALL_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 
@@ -44,6 +51,8 @@ class Anthropic:
         self.message_id: str | None = None
         self.stop_reason: str | None = None
         self._calls: set[object] = set()
+        self._usage: dict[str, int] = {}
+        self._model = ModelOnce()
 
     def body_ended(self, out: list[Event]) -> None:
         pass  # only the terminal marker ends this wire's turn
@@ -79,6 +88,7 @@ class Anthropic:
             reason = delta.get("stop_reason")
             if reason:
                 self.stop_reason = reason
+            self._metered(payload.get("usage"), out, final=True)
         elif kind == "message_stop":
             out.append(TurnEnded(self.stop_reason))
         elif kind == "message_start":
@@ -88,9 +98,29 @@ class Anthropic:
                 self.message_id = new_id or ""
             elif new_id and new_id != self.message_id:
                 out.append(StreamMalformed("a second message started inside the first (a spliced stream)"))
+                return
+            self._model(message.get("model"), out)
+            self._metered(message.get("usage"), out, final=False)
         elif kind == "error":
             out.append(error_message(payload.get("error") or payload))
         # ping and unknown event types are ignored, as Anthropic asks
+
+    def _metered(self, usage: Any, out: list[Event], final: bool) -> None:
+        """Merge a usage object's counts; the output counts only from ``message_delta``
+        (``message_start``'s is a placeholder, 1 or so, that a cut-off would leave standing)."""
+        if not isinstance(usage, dict):
+            return
+        seen = self._usage
+        for name in _USAGE_FIELDS if final else _USAGE_FIELDS[:3]:
+            value = count(usage.get(name))
+            if value is not None:
+                seen[name] = value
+        thinking = count(field(usage, "output_tokens_details", "thinking_tokens")) if final else None
+        parts = [seen[n] for n in _USAGE_FIELDS[:3] if n in seen]
+        found = Usage(sum(parts) if parts else None, seen.get("output_tokens"), seen.get("cache_read_input_tokens"),
+                      thinking)
+        if found.known:
+            out.append(UsageReported(found))
 
     def _block_start(self, payload: dict[str, Any], out: list[Event]) -> None:
         index = payload.get("index")

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
-from ..events import Event, ProviderError, StreamMalformed
+from ..events import Event, ModelReported, ProviderError, StreamMalformed
 from ..limits import loads, one_line
 from ..redact import redact
 from ..sse import SSEEvent
 
-__all__ = ["Dialect", "load_payload", "error_message"]
+__all__ = ["Dialect", "load_payload", "error_message", "field", "ModelOnce"]
 
 
 class Dialect(Protocol):
@@ -48,3 +48,27 @@ def error_message(error: Any) -> ProviderError:
         code = error.get("code") or error.get("type") or error.get("status")
         return ProviderError(one_line(redact(str(message))), None if code is None else one_line(str(code), 60))
     return ProviderError(one_line(redact(str(error))) if error else "the provider reported an error")
+
+
+def field(value: Any, *path: str) -> Any:
+    """``value[a][b]…`` where each step is an object that has the key, else None
+    (usage details nest, and any level may be missing or null)."""
+    for key in path:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
+class ModelOnce:
+    """Reports the model a wire names, once: chat repeats it on every chunk."""
+
+    __slots__ = ("model",)
+
+    def __init__(self) -> None:
+        self.model: str | None = None
+
+    def __call__(self, name: Any, out: list[Event]) -> None:
+        if self.model is None and isinstance(name, str) and name.strip():
+            self.model = one_line(name, 120)
+            out.append(ModelReported(self.model))

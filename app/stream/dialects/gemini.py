@@ -25,13 +25,15 @@ from ..events import (
     StreamMalformed,
     TextDelta,
     TurnEnded,
+    UsageReported,
 )
 from ..sse import SSEEvent
-from .base import error_message, load_payload
+from ..usage import Usage, count
+from .base import ModelOnce, error_message, field, load_payload
 from .requests_common import assistant_text, result_value
 from .schemas import adapt
 
-__all__ = ["Gemini", "parse_json_path", "build_request", "auth_headers", "STREAM_ARGUMENTS"]
+__all__ = ["Gemini", "parse_json_path", "build_request", "auth_headers", "STREAM_ARGUMENTS", "usage_of"]
 
 #: The request fields that ask Vertex (and the demo) to stream a call's arguments as
 #: ``partialArgs`` rather than whole; put them in a profile's ``options`` to ask.
@@ -146,6 +148,7 @@ class Gemini:
         self._open: int | None = None  # slot of the call still streaming
         self._writer: _PathWriter | None = None
         self._text_seen = False
+        self._model = ModelOnce()
 
     def body_ended(self, out: list[Event]) -> None:
         pass  # only the terminal marker ends this wire's turn
@@ -164,6 +167,13 @@ class Gemini:
         if error:
             out.append(error_message(error))
             return
+        usage = payload.get("usageMetadata")
+        if usage:  # on every chunk, cumulative; the last one (with the finish reason) is the whole reply's
+            reported = usage_of(usage)
+            if reported is not None:
+                out.append(UsageReported(reported))
+        if self._model.model is None:
+            self._model(payload.get("modelVersion"), out)
         candidates = payload.get("candidates") or []
         if not candidates:
             feedback = payload.get("promptFeedback") or {}
@@ -248,6 +258,24 @@ class Gemini:
         out.append(CallEnded(slot))
         self._open = None
         self._writer = None
+
+
+def _sum(*values: int | None) -> int | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def usage_of(usage: Any) -> Usage | None:
+    """``usageMetadata``: ``promptTokenCount`` counts cached tokens in (the tool-use
+    prompt is apart: added in); ``candidatesTokenCount`` leaves the thoughts out
+    (added in, so output means what it means on every other wire). Vertex sends
+    ``{"trafficType": …}`` alone on early chunks: no usage."""
+    prompt = count(field(usage, "promptTokenCount"))
+    tools = count(field(usage, "toolUsePromptTokenCount"))
+    thoughts = count(field(usage, "thoughtsTokenCount"))
+    found = Usage(_sum(prompt, tools), _sum(count(field(usage, "candidatesTokenCount")), thoughts),
+                  count(field(usage, "cachedContentTokenCount")), thoughts)
+    return found if found.known else None
 
 
 def build_request(

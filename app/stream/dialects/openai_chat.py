@@ -17,13 +17,19 @@ import json
 from typing import Any
 
 from ...conversation import Assistant, Entry, ToolResult, ToolSpec, User
-from ..events import ArgsDelta, CallStarted, Event, ReasoningDelta, TextDelta, TurnEnded
+from ..events import ArgsDelta, CallStarted, Event, ReasoningDelta, TextDelta, TurnEnded, UsageReported
 from ..sse import SSEEvent
-from .base import error_message, load_payload
+from ..usage import Usage, count
+from .base import ModelOnce, error_message, field, load_payload
 from .requests_common import assistant_text
 from .schemas import adapt
 
-__all__ = ["OpenAIChat", "build_request", "auth_headers"]
+__all__ = ["OpenAIChat", "build_request", "auth_headers", "usage_of", "USAGE_REQUEST"]
+
+#: What a request adds to be sent its usage: this wire reports it only when
+#: asked (a last chunk with ``choices: []``). A profile with ``usage = false``
+#: leaves it out, for a server that refuses the field.
+USAGE_REQUEST: dict[str, Any] = {"stream_options": {"include_usage": True}}
 
 #: Finish reasons under which the calls still open at [DONE] are complete.
 #: ``stop`` is here because gpt-4o, Ollama, vLLM and Gemini's compat endpoint
@@ -36,6 +42,7 @@ class OpenAIChat:
 
     def __init__(self) -> None:
         self.finish_reason: str | None = None
+        self._model = ModelOnce()
 
     def frame(self, sse: SSEEvent, out: list[Event]) -> None:
         data = sse.data
@@ -49,6 +56,13 @@ class OpenAIChat:
         if error:
             out.append(error_message(error))
             return
+        usage = payload.get("usage")
+        if usage:  # null on every chunk but the last when asked; Groq repeats it on the finish chunk
+            reported = usage_of(usage)
+            if reported is not None:
+                out.append(UsageReported(reported))
+        if self._model.model is None:
+            self._model(payload.get("model"), out)
         choices = payload.get("choices")
         if not choices:
             return  # Azure prompt_filter_results, the include_usage chunk
@@ -100,6 +114,15 @@ class OpenAIChat:
                 out.append(ArgsDelta(slot, args))
 
 
+def usage_of(usage: Any) -> Usage | None:
+    """Chat's ``usage`` object (``prompt_tokens`` counts cached ones in,
+    ``completion_tokens`` reasoning ones)."""
+    found = Usage(count(field(usage, "prompt_tokens")), count(field(usage, "completion_tokens")),
+                  count(field(usage, "prompt_tokens_details", "cached_tokens")),
+                  count(field(usage, "completion_tokens_details", "reasoning_tokens")))
+    return found if found.known else None
+
+
 def build_request(
     model: str, history: list[Entry], tools: list[ToolSpec], system: str | None = None
 ) -> tuple[str, dict[str, Any]]:
@@ -121,8 +144,7 @@ def build_request(
             messages.append(message)
         elif isinstance(entry, ToolResult):
             messages.append({"role": "tool", "tool_call_id": entry.call_id, "content": entry.content})
-    body: dict[str, Any] = {"model": model, "stream": True, "stream_options": {"include_usage": True},
-                            "messages": messages}
+    body: dict[str, Any] = {"model": model, "stream": True, **USAGE_REQUEST, "messages": messages}
     if tools:
         body["tools"] = [
             {"type": "function", "function": {"name": t.name, "description": t.description,

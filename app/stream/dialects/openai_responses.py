@@ -28,13 +28,15 @@ from ..events import (
     ReasoningDelta,
     TextDelta,
     TurnEnded,
+    UsageReported,
 )
 from ..sse import SSEEvent
-from .base import error_message, load_payload
+from ..usage import Usage, count
+from .base import ModelOnce, error_message, field, load_payload
 from .requests_common import assistant_text
 from .schemas import adapt
 
-__all__ = ["OpenAIResponses", "build_request", "auth_headers"]
+__all__ = ["OpenAIResponses", "build_request", "auth_headers", "usage_of"]
 
 _CALL_ITEMS = frozenset({"function_call", "custom_tool_call"})
 
@@ -44,6 +46,7 @@ class OpenAIResponses:
 
     def __init__(self) -> None:
         self._index_of: dict[str, object] = {}  # item id → the output_index it came with
+        self._model = ModelOnce()
 
     def _slot(self, payload: dict[str, Any], item: dict[str, Any] | None = None) -> object:
         index = payload.get("output_index")
@@ -94,19 +97,40 @@ class OpenAIResponses:
                 out.append(CallEnded(self._slot(payload, item), args if isinstance(args, str) else None))
         elif kind == "response.completed":
             response = payload.get("response") or {}
+            self._metered(response, out)
             out.append(TurnEnded(_status(response) or "completed"))
         elif kind == "response.incomplete":
             response = payload.get("response") or {}
+            self._metered(response, out)
             details = response.get("incomplete_details") or {}
             reason = details.get("reason") if isinstance(details, dict) else None
             out.append(TurnEnded(str(reason) if reason else "incomplete", truncated=True))
+        elif kind == "response.created" or kind == "response.in_progress":
+            self._model(field(payload, "response", "model"), out)
         elif kind == "response.failed":
             response = payload.get("response") or {}
+            self._metered(response, out)
             out.append(error_message(response.get("error") or "the response failed"))
         elif kind == "error":
             out.append(error_message(payload.get("error") or payload))
         elif kind == "response.cancelled":
             out.append(ProviderError("the provider cancelled the response", "cancelled"))
+
+
+    def _metered(self, response: Any, out: list[Event]) -> None:
+        """The terminal event's response: its usage (the only report on this wire) and its model."""
+        self._model(field(response, "model"), out)
+        usage = usage_of(field(response, "usage"))
+        if usage is not None:
+            out.append(UsageReported(usage))
+
+
+def usage_of(usage: Any) -> Usage | None:
+    """Responses' ``usage`` (``input_tokens`` counts cached ones in, ``output_tokens`` reasoning ones)."""
+    found = Usage(count(field(usage, "input_tokens")), count(field(usage, "output_tokens")),
+                  count(field(usage, "input_tokens_details", "cached_tokens")),
+                  count(field(usage, "output_tokens_details", "reasoning_tokens")))
+    return found if found.known else None
 
 
 def _status(response: dict[str, Any]) -> str | None:

@@ -1,0 +1,114 @@
+"""What a reply cost in tokens, as the provider reported it.
+
+Every wire reports counts that are cumulative for the reply (OpenAI chat's
+last chunk, Responses' ``response.completed``, Anthropic's ``message_delta``
+after the input in ``message_start``, Gemini's ``usageMetadata`` on every
+chunk), so a later report replaces an earlier one field by field
+(``merged``). A count the wire never gave stays ``None``: nothing here
+invents a 0, and a stream without usage has ``None`` for its usage, which
+every display shows as no numbers at all.
+
+The fields mean the same in every dialect, so sums across a ``/model``
+switch add like to like:
+
+- ``input``: the prompt's tokens, cached ones included (Anthropic counts its
+  cache reads and writes apart from ``input_tokens``: they are added in;
+  Gemini's tool-use prompt tokens too);
+- ``output``: the reply's tokens, reasoning included (Gemini counts its
+  thoughts apart from the candidates: they are added in);
+- ``cached``: of ``input``, those read from the provider's cache;
+- ``reasoning``: of ``output``, those spent thinking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Usage", "count", "total", "usage_words", "FIELDS"]
+
+#: The counts a usage holds, in the order they are shown and stored.
+FIELDS = ("input", "output", "cached", "reasoning")
+
+#: A count above this is not a token count (a damaged record, a hostile import).
+_MAX = 10**15
+
+
+def count(value: Any) -> int | None:
+    """A token count from the wire: a whole number from 0 up, else ``None``
+    (a string, a bool, a float, a negative number say nothing)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _MAX:
+        return None
+    return value
+
+
+def _add(a: int | None, b: int | None) -> int | None:
+    if a is None:
+        return b
+    return a if b is None else a + b
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    input: int | None = None
+    output: int | None = None
+    cached: int | None = None
+    reasoning: int | None = None
+
+    @property
+    def known(self) -> bool:
+        """Whether the provider said anything at all."""
+        return any(getattr(self, name) is not None for name in FIELDS)
+
+    def merged(self, later: Usage) -> Usage:
+        """A later cumulative report over this one: its counts win, its gaps keep ours."""
+        return Usage(*(getattr(later, n) if getattr(later, n) is not None else getattr(self, n) for n in FIELDS))
+
+    def __add__(self, other: Usage) -> Usage:
+        """Two requests together (the steps of a tool loop, the turns of a
+        conversation): a field is ``None`` only where neither said it."""
+        return Usage(*(_add(getattr(self, n), getattr(other, n)) for n in FIELDS))
+
+    def to_dict(self) -> dict[str, int]:
+        """The counts the provider gave (absent ones left out, never written as 0)."""
+        return {n: v for n in FIELDS if (v := getattr(self, n)) is not None}
+
+    @classmethod
+    def from_dict(cls, value: Any) -> Usage | None:
+        """The inverse of ``to_dict``, for stored and imported records: a field
+        that is not a count is dropped; ``None`` when nothing is left."""
+        if not isinstance(value, dict):
+            return None
+        usage = cls(*(count(value.get(n)) for n in FIELDS))
+        return usage if usage.known else None
+
+
+def total(usages: Iterable[Usage | None]) -> Usage | None:
+    """The sum of the reports that exist; ``None`` when none does."""
+    out: Usage | None = None
+    for usage in usages:
+        if usage is not None and usage.known:
+            out = usage if out is None else out + usage
+    return out
+
+
+def _n(value: int) -> str:
+    return f"{value:,}"
+
+
+def usage_words(usage: Usage | None) -> str:
+    """``tokens 1,234 in · 56 out`` (with the cached and reasoning parts where the
+    provider gave them); ``""`` when it reported nothing, so no number is shown."""
+    if usage is None or not usage.known:
+        return ""
+    parts = []
+    if usage.input is not None:
+        parts.append(f"{_n(usage.input)} in" + (f" ({_n(usage.cached)} cached)" if usage.cached else ""))
+    elif usage.cached is not None:
+        parts.append(f"{_n(usage.cached)} cached in")
+    if usage.output is not None:
+        parts.append(f"{_n(usage.output)} out" + (f" ({_n(usage.reasoning)} reasoning)" if usage.reasoning else ""))
+    elif usage.reasoning is not None:
+        parts.append(f"{_n(usage.reasoning)} reasoning out")
+    return "tokens " + " · ".join(parts)
