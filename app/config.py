@@ -94,7 +94,7 @@ KNOWN_KEYS: dict[str, set[str]] = {
     "top": {"default", "record", "system", "theme", "providers", "tools", "roles", "keys", "recordings", "ledger",
             "team", "ledger_lease", "mcp", "approval", "limits", "max_calls_per_turn", "max_concurrent_tools"},
     "provider": {"provider", "model", "base_url", "key_env", "connect_timeout", "read_timeout", "deadline",
-                 "retries", "max_rounds", "options", "dialect", "speed", "tools", "system"},
+                 "retries", "max_rounds", "options", "dialect", "speed", "tools", "system", "usage"},
     "tool": {"command", "description", "parameters", "read_only", "display", "timeout", "approval"},
     "role": {"system", "provider"},
     "recordings": {"max_age_days", "max_mb"},
@@ -130,6 +130,9 @@ class ProviderProfile:
     tools: list[str] | None = None
     #: This profile's system prompt (the config's top-level ``system`` otherwise).
     system: str | None = None
+    #: Ask for token usage where the wire needs asking (OpenAI chat's
+    #: ``stream_options.include_usage``); ``usage = false`` for a server that refuses the field.
+    usage: bool = True
 
     @property
     def dialect(self) -> str:
@@ -301,6 +304,10 @@ def _provider(name: str, table: Any, where: str, warnings: list[str] | None = No
     if not isinstance(options, dict):
         raise ConfigError(f"{where}.options must be a table of request fields")
     profile.options = dict(options)
+    if "usage" in table:
+        if not isinstance(table["usage"], bool):
+            raise ConfigError(f"{where}.usage must be true or false (whether to ask the server for token usage)")
+        profile.usage = table["usage"]
     if "tools" in table:
         profile.tools = _string_list(table["tools"], f"{where}.tools")
     if "system" in table:

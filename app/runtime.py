@@ -88,6 +88,7 @@ class Runtime:
             max_calls_per_turn=self.config.max_calls_per_turn, max_concurrent_tools=self.config.max_concurrent_tools,
             timeouts=Timeouts(self.profile.connect_timeout, self.profile.read_timeout, self.profile.deadline),
             team=self.config.team, limits=self.config.limits)
+        session.request_usage = self.profile.usage
         # the TUI asks; ``ask`` passes its own (nobody to ask: fail closed unless --approve)
         session.approvals = approvals if approvals is not None else Approvals.from_config(self.config)
         writer = TranscriptWriter(self.store, session, self.profile.provider, stored)
@@ -193,6 +194,7 @@ class Runtime:
         old.close()
         session.endpoint = endpoint
         session.options = dict(profile.options)
+        session.request_usage = profile.usage
         session.retries, session.max_rounds = profile.retries, profile.max_rounds
         session.timeouts = Timeouts(profile.connect_timeout, profile.read_timeout, profile.deadline)
         self.apply_tools(session, set())

@@ -5,18 +5,37 @@ exports, ``ask`` and the TUI."""
 
 from __future__ import annotations
 
+import asyncio
+import io
 import json
+import re
+import sqlite3
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from app.chat.providers import Endpoint
+from app.cli.ask import run_ask
+from app.config import Config
+from app.demo.server import _tokens
+from app.runtime import open_runtime
+from app.store import schema
+from app.store.transcripts import ImportError_, Store, StoredTurn, export_document, import_document, markdown_of
 from app.stream import assemble
 from app.stream.usage import Usage, total, usage_words
+from app.tools.approvals import Approvals
 from tests import streamgen
 from tests.conftest import REAL
+from tests.conversations import demo_config
+from tests.faultserver import FaultServer, Reply
 from tests.test_chunking import split_at
+from tests.test_real_peer import pytestmark as real_peer
+from tests.test_real_peer import peer  # noqa: F401  (the fixture)
 
 # -- each dialect on real recorded streams --------------------------------------------------------
 
@@ -190,3 +209,290 @@ def test_a_stored_usage_record_is_checked_field_by_field() -> None:
     assert Usage.from_dict({"input": 3, "output": "4", "cached": -1, "reasoning": True}) == Usage(3)
     assert Usage.from_dict({"output": None}) is None and Usage.from_dict("x") is None
     assert Usage.from_dict(Usage(1, 2, 3, 4).to_dict()) == Usage(1, 2, 3, 4)
+
+
+# -- the demo in all four formats, end to end over real HTTP ----------------------------------------
+
+PROMPT = "Ada Lovelace says her order is late. Check her open and late orders and open a ticket."
+
+#: Where each wire puts the reply's count (the demo's encoders write it once per reply).
+OUTPUT_FIELD = {"openai-chat": "completion_tokens", "openai-responses": "output_tokens",
+                "anthropic": "output_tokens", "gemini": "candidatesTokenCount"}
+
+
+class _Tee(httpx.AsyncBaseTransport):
+    """A real transport that keeps each request's bytes and each response's raw body."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.requests: list[bytes] = []
+        self.responses: list[list[bytes]] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request.content)
+        chunks: list[bytes] = []
+        self.responses.append(chunks)
+        response = await self.inner.handle_async_request(request)
+        inner = response.stream
+
+        class Stream(httpx.AsyncByteStream):
+            async def __aiter__(self) -> AsyncIterator[bytes]:
+                async for chunk in inner:  # type: ignore[union-attr]
+                    chunks.append(chunk)
+                    yield chunk
+
+            async def aclose(self) -> None:
+                await inner.aclose()  # type: ignore[union-attr]
+
+        return httpx.Response(response.status_code, headers=response.headers, stream=Stream(),
+                              extensions=response.extensions)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def _demo_exchange(dialect: str, usage: bool = True) -> tuple[Any, _Tee, Any]:
+    """The example conversation on the demo (speaking ``dialect``) through the real runtime: store,
+    ledger, recorder, a real HTTP server on 127.0.0.1; returns the session, the wire, the exchange."""
+    config = demo_config(dialect)
+    config.providers["demo"].usage = usage
+    runtime = open_runtime(config=config)
+    session = runtime.session(approvals=Approvals.from_config(runtime.config, approve="all"))
+    tee = _Tee()
+    session._http = httpx.AsyncClient(transport=tee, follow_redirects=False)
+    done: list[Any] = []
+
+    async def go() -> None:
+        try:
+            done.append(await session.send(PROMPT))
+        finally:
+            await session.aclose()
+            runtime.close()
+
+    asyncio.run(go())
+    return session, tee, done[0]
+
+
+def _demo_numbers(dialect: str, tee: _Tee) -> list[Usage]:
+    """What the demo said each request cost: input is its estimate from the request's size (a token per
+    four bytes), output the count its reply carried on the wire."""
+    out = []
+    for request, chunks in zip(tee.requests, tee.responses, strict=True):
+        wire = b"".join(chunks).decode()
+        counts = re.findall(rf'"{OUTPUT_FIELD[dialect]}": ?(\d+)', wire)
+        details = [re.findall(rf'"{name}": ?(\d+)', wire) for name in ("cached_tokens", "reasoning_tokens")]
+        out.append(Usage(_tokens(len(request)), int(counts[-1]), *(int(d[-1]) if d else None for d in details)))
+    return out
+
+
+@pytest.mark.parametrize("dialect", ["openai-chat", "openai-responses", "anthropic", "gemini"])
+def test_the_demo_in_each_format_end_to_end(dialect: str) -> None:
+    session, tee, done = _demo_exchange(dialect)
+    assert done.status == "done"
+    expected = _demo_numbers(dialect, tee)
+    assert len(expected) == len(session.turns) >= 3  # searches, the ticket, the answer: one request each
+    assert [t.usage for t in session.turns] == expected
+    assert all(t.model == "demo" for t in session.turns)
+    assert done.usage == total(expected) and done.model == "demo"  # the exchange: its tool loop summed
+    if dialect == "openai-chat":
+        assert all(json.loads(r)["stream_options"] == {"include_usage": True} for r in tee.requests)
+    # stored per turn, reopened the same, exported the same
+    runtime = open_runtime(config=demo_config(dialect))
+    try:
+        stored = runtime.store.load(session.conversation)
+        assert stored is not None
+        assert [(i.usage, i.model) for i in stored.items if isinstance(i, StoredTurn)] == [
+            (u, "demo") for u in expected]
+        document = export_document(stored)
+        assert [i["usage"] for i in document["items"] if i["kind"] == "turn"] == [u.to_dict() for u in expected]
+        markdown = markdown_of(stored, runtime.registry.display_specs)
+        assert f"*demo · {usage_words(expected[0])}*" in markdown
+        assert f"*{usage_words(total(expected))} in all" in markdown
+    finally:
+        runtime.close()
+
+
+def test_a_profile_with_usage_off_does_not_ask_and_shows_no_numbers() -> None:
+    session, tee, done = _demo_exchange("openai-chat", usage=False)
+    assert done.status == "done"
+    assert all("stream_options" not in json.loads(r) for r in tee.requests)
+    assert all(b'"usage"' not in b"".join(c) for c in tee.responses)  # the demo, like OpenAI, sends none unasked
+    assert all(t.usage is None for t in session.turns) and done.usage is None
+    assert all("usage" not in t.to_dict() for t in session.turns)
+
+
+def test_a_retried_turn_counts_every_attempt(tmp_path: Path) -> None:
+    """A cut-off attempt spent tokens too: the turn's usage is both attempts' together."""
+    first = (b'data: {"type":"message_start","message":{"id":"m1","model":"claude-x","content":[],'
+             b'"usage":{"input_tokens":30,"output_tokens":1}}}\n\n'
+             b'data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n'
+             b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hel"}}\n\n')
+    second = streamgen.anthropic([("text", "Hello.")], stop_reason="end_turn")
+    with FaultServer() as server:
+        server.replies += [Reply(first, cut_at=len(first)), Reply(second)]
+        runtime = open_runtime(config=Config(), endpoint=Endpoint("anthropic", server.url, "claude-x", "test"))
+        session = runtime.session()
+        session.backoff = 0.0
+
+        async def go() -> Any:
+            try:
+                return await session.send("hi")
+            finally:
+                await session.aclose()
+                runtime.close()
+
+        done = asyncio.run(go())
+    (turn,) = session.turns
+    assert turn.attempts == 2 and done.status == "done"
+    demo = Usage.from_dict(_demo_usage_of(second))
+    assert demo is not None
+    assert turn.usage == Usage(30, None) + demo
+
+
+def _demo_usage_of(body: bytes) -> dict[str, int]:
+    """The input and output a streamgen Messages body says (what the demo's encoder wrote)."""
+    text = body.decode()
+    return {"input": int(re.findall(r'"input_tokens": ?(\d+)', text)[0]),
+            "output": int(re.findall(r'"output_tokens": ?(\d+)', text)[-1])}
+
+
+def test_migrating_a_version_2_store_keeps_its_turns_without_usage(tmp_path: Path) -> None:
+    """A store from before usage: the migration adds the columns; old turns have no usage (not zeros)."""
+    path = tmp_path / "callstream.db"
+    db = sqlite3.connect(path, isolation_level=None)
+    for step in schema.STEPS[:2]:
+        step(db)
+    db.execute("PRAGMA user_version = 2")
+    db.execute("INSERT INTO conversations (id, title, created, updated, provider, model, dialect, head) "
+               "VALUES ('c1', 't', 0, 0, 'demo', 'demo', 'openai-chat', 1)")
+    db.execute("INSERT INTO entries (conversation, seq, kind, text, state, started, parent, branch) "
+               "VALUES ('c1', 0, 'user', 'hi', 'done', 0, NULL, '')")
+    db.execute("INSERT INTO entries (conversation, seq, kind, turn, state, attempts, outcome, started, finished, "
+               "parent, branch) VALUES ('c1', 1, 'turn', 0, 'done', 1, 'complete', 0, 1, 0, '')")
+    db.close()
+    store = Store(path)
+    try:
+        assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == schema.SCHEMA_VERSION == 3
+        stored = store.load("c1")
+        assert stored is not None
+        (turn,) = [i for i in stored.items if isinstance(i, StoredTurn)]
+        assert (turn.usage, turn.model) == (None, None)
+        assert "usage" not in export_document(stored)["items"][1]
+        assert "tokens" not in markdown_of(stored, lambda name: ([], []))
+    finally:
+        store.close()
+
+
+def test_a_damaged_usage_column_reopens_as_no_usage(tmp_path: Path) -> None:
+    session, _, _ = _demo_exchange("anthropic")
+    runtime = open_runtime(config=demo_config("anthropic"))
+    try:
+        runtime.store._db.execute("UPDATE entries SET usage = '{not json' WHERE conversation = ?",
+                                  (session.conversation,))
+        stored = runtime.store.load(session.conversation)
+        assert stored is not None
+        assert all(i.usage is None for i in stored.items if isinstance(i, StoredTurn))
+    finally:
+        runtime.close()
+
+
+@pytest.mark.parametrize("usage", [{"input": "12"}, {"input": -5, "output": True}])
+def test_an_import_keeps_only_real_counts(usage: dict[str, Any], tmp_path: Path) -> None:
+    runtime = open_runtime(config=demo_config())
+    try:
+        document = {"format": "callstream-transcript", "version": 2,
+                    "conversation": {"id": "imp1", "provider": "demo", "model": "demo", "dialect": "openai-chat"},
+                    "items": [{"kind": "user", "entry": 0, "text": "hi"},
+                              {"kind": "turn", "entry": 1, "parent": 0, "turn": 0, "outcome": "complete",
+                               "blocks": [{"type": "text", "text": "hello"}], "usage": {**usage, "output": 9},
+                               "model": "m"}]}
+        import_document(runtime.store, document)
+        stored = runtime.store.load("imp1")
+        assert stored is not None
+        turn = stored.items[-1]
+        assert isinstance(turn, StoredTurn) and turn.usage == Usage(None, 9) and turn.model == "m"
+    finally:
+        runtime.close()
+
+
+def test_an_import_whose_usage_is_not_an_object_is_refused(tmp_path: Path) -> None:
+    runtime = open_runtime(config=demo_config())
+    try:
+        document = {"format": "callstream-transcript", "version": 2,
+                    "conversation": {"id": "imp2", "provider": "demo", "model": "demo", "dialect": "openai-chat"},
+                    "items": [{"kind": "turn", "entry": 0, "turn": 0, "blocks": [], "usage": [1, 2]}]}
+        with pytest.raises(ImportError_, match="usage must be an object"):
+            import_document(runtime.store, document)
+        assert runtime.store.load("imp2") is None
+    finally:
+        runtime.close()
+
+
+# -- ask ---------------------------------------------------------------------------------------------
+
+def _config_file(home: Path, dialect: str, usage: bool = True) -> None:
+    (home / "config.toml").write_text(
+        f'default = "demo"\n[providers.demo]\nprovider = "demo"\ndialect = "{dialect}"\nspeed = 0\n'
+        f"usage = {'true' if usage else 'false'}\n")
+
+
+@pytest.mark.parametrize("dialect", ["openai-chat", "gemini"])
+def test_ask_json_carries_usage_per_turn_and_in_all(home: Path, dialect: str) -> None:
+    _config_file(home, dialect)
+    out, err = io.StringIO(), io.StringIO()
+    assert run_ask(PROMPT, as_json=True, out=out, err=err, approve="all") == 0
+    document = json.loads(out.getvalue())
+    turns = document["turns"]
+    assert len(turns) >= 3 and all(t["model"] == "demo" and t["usage"]["input"] > 0 for t in turns)
+    assert document["usage"] == {"input": sum(t["usage"]["input"] for t in turns),
+                                 "output": sum(t["usage"]["output"] for t in turns)}
+    assert err.getvalue() == ""  # not a terminal, no --verbose: no summary line
+
+
+def test_ask_verbose_ends_with_one_line_of_cost_on_stderr(home: Path) -> None:
+    _config_file(home, "anthropic")
+    out, err = io.StringIO(), io.StringIO()
+    assert run_ask("Show me order A-1042", out=out, err=err, verbose=True) == 0
+    line = err.getvalue().strip().splitlines()[-1]
+    assert re.fullmatch(r"· demo · 2 requests · tokens \d+ in · \d+ out · \d+\.\d s", line), line
+
+
+def test_ask_without_usage_shows_no_numbers(home: Path) -> None:
+    _config_file(home, "openai-chat", usage=False)
+    out, err = io.StringIO(), io.StringIO()
+    assert run_ask("Show me order A-1042", as_json=True, out=out, err=err, verbose=True) == 0
+    document = json.loads(out.getvalue())
+    assert "usage" not in document and all("usage" not in t for t in document["turns"])
+    line = err.getvalue().strip().splitlines()[-1]
+    assert line == f"· demo · 2 requests · no token counts from the provider · {line.rsplit('· ', 1)[1]}"
+    assert not re.search(r"\b0 (in|out)\b", err.getvalue())
+
+
+def test_a_config_usage_that_is_not_a_boolean_is_refused(home: Path) -> None:
+    (home / "config.toml").write_text('[providers.demo]\nprovider = "demo"\nusage = "no"\n')
+    err = io.StringIO()
+    assert run_ask("hi", out=io.StringIO(), err=err) == 2
+    assert "usage must be true or false" in err.getvalue()
+
+
+# -- a real OpenAI-compatible server ------------------------------------------------------------------
+
+@real_peer
+@pytest.mark.parametrize("usage", [True, False])
+def test_llama_server_accepts_include_usage_and_reports_it(peer: str, home: Path, usage: bool) -> None:
+    """llama-server takes ``stream_options`` and then sends its usage chunk (``choices: []``); with the
+    profile's ``usage = false`` it is not asked and sends none: no numbers, not zeros."""
+    (home / "config.toml").write_text(
+        f'default = "peer"\n[providers.peer]\nprovider = "openai-chat"\nmodel = "smollm2-135m"\nbase_url = "{peer}"\n'
+        f"max_rounds = 1\nread_timeout = 120\noptions = {{ temperature = 0, max_tokens = 8 }}\n"
+        f"usage = {'true' if usage else 'false'}\n")
+    out, err = io.StringIO(), io.StringIO()
+    run_ask("Say hi", as_json=True, out=out, err=err, no_tools=True)
+    document = json.loads(out.getvalue())
+    (turn,) = document["turns"]
+    assert turn["outcome"] in ("complete", "truncated"), turn
+    if usage:
+        assert turn["usage"]["input"] > 0 and 0 < turn["usage"]["output"] <= 8, turn
+        assert document["usage"] == turn["usage"]
+    else:
+        assert "usage" not in turn and "usage" not in document

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..stream import Block, Turn
+from ..stream.usage import Usage
 
 __all__ = [
     "ChatEvent",
@@ -82,14 +83,21 @@ class TurnDone:
     attempts: int
     #: One line for an interrupted turn ("Interrupted: …; it was not run.").
     note: str | None
+    #: What the turn's requests cost, every attempt's together (None: no provider said).
+    usage: Usage | None = None
+    #: The model that answered (as the provider named it, else as it was asked for).
+    model: str | None = None
 
 
 @dataclass(slots=True)
 class ExchangeDone:
-    """The loop stopped: ``status`` is done, failed, cancelled or round_limit."""
+    """The loop stopped: ``status`` is done, failed, cancelled or round_limit.
+    ``usage`` is the exchange's: every request of its tool loop together."""
 
     status: str
     message: str | None = None
+    usage: Usage | None = None
+    model: str | None = None
 
 
 @dataclass(slots=True)

@@ -39,9 +39,10 @@ from ..stream import (
     TurnClosed,
     Update,
 )
-from ..stream.dialects import REQUEST_BUILDERS
+from ..stream.dialects import REQUEST_BUILDERS, USAGE_REQUESTS
 from ..stream.limits import DEFAULT_LIMITS, Limits
 from ..stream.preview import FormingPreview
+from ..stream.usage import Usage, total
 from ..tools.dispatcher import MAX_CALLS_PER_TURN, MAX_CONCURRENT_TOOLS, CallUpdate, Dispatcher, over_cap
 from ..tools.finalise import NotRun, Rejected, Valid, finalise
 from ..tools.registry import Registry
@@ -105,6 +106,10 @@ class TurnRecord:
     result: Turn | None = None
     note: str | None = None
     failures: list[str] = field(default_factory=list)
+    #: What its requests cost, every attempt's together (None: the provider never said).
+    usage: Usage | None = None
+    #: The model that answered (as the provider named it, else as it was asked for).
+    model: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -119,6 +124,10 @@ class TurnRecord:
             out["note"] = self.note
         if self.failures:
             out["failed_attempts"] = list(self.failures)
+        if self.model is not None:
+            out["model"] = self.model
+        if self.usage is not None:
+            out["usage"] = self.usage.to_dict()
         return out
 
 
@@ -266,6 +275,10 @@ class ChatSession:
         self.branched = False
         #: Who may run what without asking (app/tools/approvals.Approvals); None: nothing asks.
         self.approvals: Any = None
+        #: Ask for usage where the wire needs asking (a profile's ``usage = false`` turns it off).
+        self.request_usage = True
+        #: Where the exchange in progress began in ``turns`` (its usage is theirs).
+        self._exchange_start = 0
 
     # -- plumbing ------------------------------------------------------------
 
@@ -367,6 +380,7 @@ class ChatSession:
         under its own turn index (the ledger catches an identical call); one
         whose calls were dispatched stays in the history as it happened, and
         the retry continues from it as a new turn."""
+        self._exchange_start = len(self.turns)
         if self._catch_up() and self._failed is None:
             return self._done("done", "Nothing to retry: the conversation moved on in another process.")
         if self._failed is None:
@@ -392,6 +406,7 @@ class ChatSession:
         self._cancelled = False
         self._failed = None
         self._continuations = 0
+        self._exchange_start = len(self.turns)
         try:
             if self.offer_tools:
                 await self.registry.settled()  # MCP servers still starting: their tools, or their failure
@@ -410,13 +425,15 @@ class ChatSession:
             self.busy = False
 
     def _done(self, status: str, message: str | None = None) -> ExchangeDone:
-        event = ExchangeDone(status, message)
+        turns = self.turns[self._exchange_start:]
+        model = next((t.model for t in reversed(turns) if t.model), None)
+        event = ExchangeDone(status, message, total(t.usage for t in turns), model)
         self._emit(event)
         return event
 
     async def _round(self) -> str:
         index = self._allocate()
-        record = TurnRecord(index)
+        record = TurnRecord(index, model=self.endpoint.model or None)
         self.turns.append(record)
         self.path_turns.add(index)
         dispatcher = self.dispatcher_class(self.registry, self.ledger, self.key_conversation, index,
@@ -430,6 +447,9 @@ class ChatSession:
         tools = self.registry.specs() if self.offer_tools else []
         self._offered = frozenset(spec.name for spec in tools)
         path, body = build(self.endpoint.model, self.history, tools, self.system)
+        if not self.request_usage:
+            for name in USAGE_REQUESTS.get(self.endpoint.dialect, {}):
+                body.pop(name, None)
         body.update(self.options)
         self._mark("turn", turn=index, request=body)
         if self._http is None:
@@ -467,6 +487,10 @@ class ChatSession:
                 turn = Turn(self.endpoint.dialect, "cut_off", None, "the turn was cancelled", parser.blocks,
                             "cancelled")
                 break
+            finally:
+                # every attempt's tokens were spent, a failed one's too (a cut-off may know its input only)
+                record.usage = total([record.usage, parser.assembler.usage])
+                record.model = parser.assembler.model or record.model
             self._mark("end", turn=index, attempt=attempt, cause=turn.cause or "eof")
             if turn.outcome == "complete" or self._cancelled:
                 break
@@ -538,7 +562,7 @@ class ChatSession:
         self._mark("results", turn=record.index, calls=[
             {"key": c.key, "state": c.state, "result": c.result, "reused": c.reused}
             for c in calls if c.key is not None])
-        self._emit(TurnDone(record.index, turn, record.attempts, note))
+        self._emit(TurnDone(record.index, turn, record.attempts, note, record.usage, record.model))
         if not failed:
             if pending:
                 return "needs_approval"

@@ -17,7 +17,7 @@ from typing import Any, TextIO
 from ..stream.inert import inert, inert_json
 from .common import prompt_options, provider_options, warn_config
 
-__all__ = ["register", "run", "run_ask", "with_attachment"]
+__all__ = ["register", "run", "run_ask", "with_attachment", "cost_line"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -34,6 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     ask.add_argument("--conversation", help="continue a stored conversation (its id or a unique prefix)")
     ask.add_argument("--json", action="store_true", help="print the conversation's turns as one JSON document")
     ask.add_argument("--no-tools", action="store_true", help="offer the model no tools")
+    ask.add_argument("--verbose", "-v", action="store_true",
+                     help="end with a line on stderr saying what it cost: model, requests, tokens in and out, time "
+                     "(printed anyway when stderr is a terminal)")
     ask.add_argument("--approve", metavar="all|read-only|TOOL,...",
                      help="run these without asking (nobody is asked in ask: any other call that needs approval "
                      "ends as 'needs approval', exit 1); also answers the pending approvals of --conversation")
@@ -65,14 +68,33 @@ def run(args: argparse.Namespace) -> int:
         prompt = with_attachment(prompt, _read_stdin())
     return run_ask(prompt, args.provider, args.model, args.base_url, args.conversation, args.json,
                    args.no_tools, system=args.system, role=args.role, markdown=sys.stdout.isatty(),
-                   approve=args.approve)
+                   approve=args.approve, verbose=args.verbose or _is_terminal(sys.stderr))
+
+
+def _is_terminal(stream: TextIO | None) -> bool:
+    try:
+        return stream is not None and stream.isatty()
+    except (OSError, ValueError):
+        return False
+
+
+def cost_line(turns: list[Any], seconds: float) -> str:
+    """One line: what the exchange cost (no numbers at all where the provider reported none)."""
+    from ..stream.usage import total, usage_words
+    from ..words import plural
+
+    model = next((t.model for t in reversed(turns) if t.model), None)
+    spent = usage_words(total(t.usage for t in turns)) or "no token counts from the provider"
+    parts = [model, plural(sum(t.attempts for t in turns), "request"), spent, f"{seconds:.1f} s"]
+    return "  · " + " · ".join(p for p in parts if p)
 
 
 async def _ask(prompt: str, provider: str | None, model: str | None, base_url: str | None,
                conversation: str | None, as_json: bool, no_tools: bool, out: TextIO, err: TextIO,
                system: str | None, role: str | None, markdown: bool,
-               approve: str | None = None) -> int:
+               approve: str | None = None, verbose: bool = False) -> int:
     import asyncio
+    import time
 
     from ..config import ConfigError
     from ..runtime import open_runtime
@@ -99,6 +121,7 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
 
     with contextlib.suppress(NotImplementedError, RuntimeError):
         loop.add_signal_handler(signal.SIGINT, interrupted)
+    started = time.monotonic()
     try:
         if session.pending_approvals():
             await session.resume_pending({})  # --approve decides them; the rest stay pending
@@ -109,15 +132,24 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
         await session.aclose()
         await runtime.registry.aclose()
         runtime.close()
+    seconds = time.monotonic() - started
     if as_json:
+        from ..stream.usage import total
+
         document: dict[str, Any] = {"conversation": session.conversation, "provider": endpoint.label,
                                     "status": done.status, "turns": [t.to_dict() for t in session.turns]}
         if done.message:
             document["message"] = done.message
+        spent = total(t.usage for t in session.turns)
+        if spent is not None:
+            document["usage"] = spent.to_dict()  # every request of this run together; absent when none said
+        document["seconds"] = round(seconds, 3)
         out.write(inert_json(document))
         out.write("\n")
     elif done.message:
         print(inert(f"  ! {done.message}"), file=err)
+    if verbose and session.turns:
+        print(inert(cost_line(session.turns, seconds)), file=err)
     if stopped_by_signal:
         return 130  # Ctrl-C, by convention 128 + SIGINT, once the turn is saved as cancelled
     return 0 if done.status == "done" else 1
@@ -126,7 +158,8 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
 def run_ask(prompt: str, provider: str | None = None, model: str | None = None, base_url: str | None = None,
             conversation: str | None = None, as_json: bool = False, no_tools: bool = False,
             out: TextIO | None = None, err: TextIO | None = None, *, system: str | None = None,
-            role: str | None = None, markdown: bool = False, approve: str | None = None) -> int:
+            role: str | None = None, markdown: bool = False, approve: str | None = None,
+            verbose: bool = False) -> int:
     import asyncio
 
     out = out or sys.stdout
@@ -138,7 +171,7 @@ def run_ask(prompt: str, provider: str | None = None, model: str | None = None, 
 
     try:
         return asyncio.run(_ask(prompt, provider, model, base_url, conversation, as_json, no_tools, out, err,
-                                system, role, markdown, approve))
+                                system, role, markdown, approve, verbose))
     except ConfigError as exc:
         print(f"callstream: {inert(str(exc))}", file=err)
         return 2

@@ -16,7 +16,10 @@ entry follows a ``parent`` entry (the one before it, for every entry a
 linear store holds) on a ``branch`` ("" is the main one), a conversation
 remembers the entry it was last shown at (``head``) and the conversation and
 entry it was forked from; and the full-text index of what may be shown
-(``search.py``) is filled in from what is already stored.
+(``search.py``) is filled in from what is already stored. Step 3 gives a
+turn what it cost: ``usage`` (the provider's token counts, a JSON object of
+the counts it gave; NULL where it gave none, and for every turn stored
+before) and ``model`` (the model that answered).
 """
 
 from __future__ import annotations
@@ -91,6 +94,12 @@ END;
 """
 
 
+_V3 = """
+ALTER TABLE entries ADD COLUMN usage TEXT;                   -- {"input": n, "output": n, ...}: what the provider said
+ALTER TABLE entries ADD COLUMN model TEXT;                   -- the model that answered the turn
+"""
+
+
 def _step1(db: sqlite3.Connection) -> None:
     for statement in _split(_V1):
         db.execute(statement)
@@ -102,6 +111,11 @@ def _step2(db: sqlite3.Connection) -> None:
     for statement in _split(_V2):
         db.execute(statement)
     search.index_existing(db)
+
+
+def _step3(db: sqlite3.Connection) -> None:
+    for statement in _split(_V3):
+        db.execute(statement)
 
 
 def _split(script: str) -> list[str]:
@@ -121,7 +135,7 @@ def _split(script: str) -> list[str]:
 
 
 #: Step n brings a file from version n-1 to version n.
-STEPS: list[Callable[[sqlite3.Connection], None]] = [_step1, _step2]
+STEPS: list[Callable[[sqlite3.Connection], None]] = [_step1, _step2, _step3]
 SCHEMA_VERSION = len(STEPS)
 
 

@@ -45,7 +45,8 @@ from ..conversation import Assistant, CallRecord, Entry, ToolResult, User
 from ..dbfile import connect
 from ..ids import InvalidId, check_id
 from ..stream import PENDING_APPROVAL, Block, TextBlock, ToolCallBlock, Turn, block_from_record, block_record
-from ..stream.limits import TooDeep, check_depth, loads
+from ..stream.limits import TooDeep, check_depth, loads, one_line
+from ..stream.usage import Usage, total, usage_words
 from ..words import interrupted_note
 from . import search
 from .schema import migrate
@@ -95,6 +96,9 @@ class StoredTurn:
     parent: int | None = None
     branch: str = ""
     siblings: tuple[int, int] = (1, 1)
+    #: What the turn's requests cost, as the provider said (None: it said nothing), and who answered.
+    usage: Usage | None = None
+    model: str | None = None
 
 
 StoredEntry = StoredUser | StoredTurn
@@ -321,15 +325,15 @@ class Store:
             search.put(self._db, conversation, seq, index, search.block_text(block, self.display))
 
     def finish_turn(self, conversation: str, seq: int, turn: Turn, attempts: int, note: str | None,
-                    blocks: list[Block]) -> None:
+                    blocks: list[Block], usage: Usage | None = None, model: str | None = None) -> None:
         with self.transaction():
             for index, block in enumerate(blocks):
                 self.put_block(conversation, seq, index, block)
             self._db.execute(
                 "UPDATE entries SET state = 'done', attempts = ?, outcome = ?, stop_reason = ?, error = ?, cause = ?, "
-                "note = ?, finished = ? WHERE conversation = ? AND seq = ?",
-                (attempts, turn.outcome, turn.stop_reason, turn.error, turn.cause, note, time.time(), conversation,
-                 seq))
+                "note = ?, finished = ?, usage = ?, model = ? WHERE conversation = ? AND seq = ?",
+                (attempts, turn.outcome, turn.stop_reason, turn.error, turn.cause, note, time.time(),
+                 _usage_column(usage), model, conversation, seq))
             self._touch(conversation)
 
     def finish_exchange(self, conversation: str, status: str, message: str | None, user: int | None = None) -> None:
@@ -393,10 +397,11 @@ class Store:
             return
         self._db.execute(
             "INSERT INTO entries (conversation, seq, kind, turn, state, attempts, outcome, stop_reason, error, cause, "
-            "note, failures, started, finished, parent, branch) "
-            "VALUES (?, ?, 'turn', ?, 'done', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "note, failures, started, finished, parent, branch, usage, model) "
+            "VALUES (?, ?, 'turn', ?, 'done', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (conversation, seq, item.turn, item.attempts, item.outcome, item.stop_reason, item.error, item.cause,
-             item.note, json.dumps(list(item.failures)), now, now, parent, branch))
+             item.note, json.dumps(list(item.failures)), now, now, parent, branch, _usage_column(item.usage),
+             item.model))
         for index, block in enumerate(item.blocks):
             self.put_block(conversation, seq, index, block)
 
@@ -460,7 +465,8 @@ class Store:
                 item = StoredTurn(entry["seq"], entry["turn"], records, entry["attempts"], entry["outcome"],
                                   entry["stop_reason"], entry["error"], entry["cause"], entry["note"],
                                   loads(entry["failures"] or "[]"), parent=entry["parent"],
-                                  branch=entry["branch"])
+                                  branch=entry["branch"], usage=_stored_usage(entry["usage"]),
+                                  model=entry["model"])
                 if entry["state"] == "streaming":
                     _mark_killed(item)
                 result.next_turn = max(result.next_turn, item.turn + 1)
@@ -478,6 +484,20 @@ class Store:
         result.head = wanted
         result.items = result.path_to(wanted)
         return result
+
+
+def _usage_column(usage: Usage | None) -> str | None:
+    return json.dumps(usage.to_dict()) if usage is not None and usage.known else None
+
+
+def _stored_usage(column: str | None) -> Usage | None:
+    """A turn's stored usage; one that cannot be read is no usage (the turn still opens)."""
+    if not column:
+        return None
+    try:
+        return Usage.from_dict(loads(column))
+    except ValueError:
+        return None
 
 
 def _stored_block(record: str, raw: str | None = None) -> Block:
@@ -658,7 +678,8 @@ class TranscriptWriter:
             seq = self._seq.get(event.turn)
             record = self._record(event.turn)
             if seq is not None and record is not None:
-                self.store.finish_turn(conv, seq, event.result, event.attempts, event.note, record.blocks)
+                self.store.finish_turn(conv, seq, event.result, event.attempts, event.note, record.blocks,
+                                       event.usage, event.model)
         elif isinstance(event, ExchangeDone):
             self.store.finish_exchange(conv, event.status, event.message, self._user)
 
@@ -715,10 +736,15 @@ def _item_document(item: StoredEntry) -> dict[str, Any]:
     if isinstance(item, StoredUser):
         return {"kind": "user", "text": item.text, "exchange": item.exchange,
                 "exchange_message": item.exchange_message, **tree}
-    return {"kind": "turn", "turn": item.turn, "attempts": item.attempts, "outcome": item.outcome,
-            "stop_reason": item.stop_reason, "error": item.error, "cause": item.cause,
-            "note": item.note, "failures": item.failures, "killed": item.killed,
-            "blocks": [block_record(b) for b in item.blocks], **tree}
+    document: dict[str, Any] = {"kind": "turn", "turn": item.turn, "attempts": item.attempts, "outcome": item.outcome,
+                "stop_reason": item.stop_reason, "error": item.error, "cause": item.cause,
+                "note": item.note, "failures": item.failures, "killed": item.killed,
+                "blocks": [block_record(b) for b in item.blocks], **tree}
+    if item.model is not None:
+        document["model"] = item.model
+    if item.usage is not None:
+        document["usage"] = item.usage.to_dict()  # only the counts the provider gave: none is written as 0
+    return document
 
 
 def export_document(conversation: Conversation) -> dict[str, Any]:
@@ -807,7 +833,8 @@ def import_document(store: Store, document: Any) -> str:
 
 def _entry_of(item: dict[str, Any], seq: int, parent: int | None, branch: str, where: str) -> StoredEntry:
     """One checked item (every field, before anything is written)."""
-    for name in ("text", "exchange", "exchange_message", "outcome", "stop_reason", "error", "cause", "note"):
+    for name in ("text", "exchange", "exchange_message", "outcome", "stop_reason", "error", "cause", "note",
+                 "model"):
         _optional_text(item, name, where)
     if item["kind"] == "user":
         return StoredUser(seq, item.get("text") or "", item.get("exchange"), item.get("exchange_message"), parent,
@@ -824,8 +851,13 @@ def _entry_of(item: dict[str, Any], seq: int, parent: int | None, branch: str, w
         blocks = [block_from_record(b) for b in records]
     except (TypeError, ValueError, AttributeError) as exc:
         raise ImportError_(f"the transcript is damaged: {where} has a damaged block: {exc}") from None
+    usage = item.get("usage")
+    if usage is not None and not isinstance(usage, dict):
+        raise ImportError_(f"the transcript is damaged: {where}.usage must be an object of token counts")
+    model = item.get("model")
     return StoredTurn(seq, turn, blocks, attempts, item.get("outcome"), item.get("stop_reason"), item.get("error"),
-                      item.get("cause"), item.get("note"), list(failures), parent=parent, branch=branch)
+                      item.get("cause"), item.get("note"), list(failures), parent=parent, branch=branch,
+                      usage=Usage.from_dict(usage), model=one_line(model, 120) if model else None)
 
 
 def store_conversation(store: Store, meta: dict[str, Any], entries: list[StoredEntry],
@@ -862,11 +894,16 @@ def markdown_of(conversation: Conversation, display: Any) -> str:
 
     lines = [f"# {conversation.title or 'Conversation'}", "",
              f"*{conversation.model} via {conversation.provider} · conversation {conversation.id}*", ""]
+    spent = usage_words(total(i.usage for i in conversation.tree or conversation.items if isinstance(i, StoredTurn)))
+    if spent:
+        lines[-2:-1] = [lines[-2], "", f"*{spent} in all (every turn, every branch)*"]
     for item in conversation.items:
         if isinstance(item, StoredUser):
             lines += ["## You", "", item.text, ""]
             continue
-        lines += ["## Assistant", ""]
+        heading = "## Assistant"
+        cost = " · ".join(part for part in (item.model, usage_words(item.usage)) if part)
+        lines += [heading, "", f"*{cost}*", ""] if cost else [heading, ""]
         for failure in item.failures:
             lines += [f"> {failure}", ""]
         for block in item.blocks:

@@ -13,7 +13,7 @@ from .gemini import Gemini
 from .openai_chat import OpenAIChat
 from .openai_responses import OpenAIResponses
 
-__all__ = ["DIALECTS", "REQUEST_BUILDERS", "AUTH_HEADERS", "Dialect", "make_dialect", "detect"]
+__all__ = ["DIALECTS", "REQUEST_BUILDERS", "AUTH_HEADERS", "USAGE_REQUESTS", "Dialect", "make_dialect", "detect"]
 
 DIALECTS: dict[str, Callable[[], Dialect]] = {
     "openai-chat": OpenAIChat,
@@ -29,6 +29,10 @@ REQUEST_BUILDERS = {
     "anthropic": anthropic.build_request,
     "gemini": gemini.build_request,
 }
+
+#: dialect → the request fields its builder adds to be sent usage, where the wire
+#: reports it only when asked (a profile's ``usage = false`` takes them out again)
+USAGE_REQUESTS = {"openai-chat": openai_chat.USAGE_REQUEST}
 
 #: dialect → auth_headers(api_key) → headers
 AUTH_HEADERS = {
