@@ -34,8 +34,8 @@ from tests.conftest import REAL
 from tests.conversations import demo_config
 from tests.faultserver import FaultServer, Reply
 from tests.test_chunking import split_at
-from tests.test_real_peer import pytestmark as real_peer
 from tests.test_real_peer import peer  # noqa: F401  (the fixture)
+from tests.test_real_peer import pytestmark as real_peer
 
 # -- each dialect on real recorded streams --------------------------------------------------------
 
@@ -479,7 +479,7 @@ def test_a_config_usage_that_is_not_a_boolean_is_refused(home: Path) -> None:
 
 @real_peer
 @pytest.mark.parametrize("usage", [True, False])
-def test_llama_server_accepts_include_usage_and_reports_it(peer: str, home: Path, usage: bool) -> None:
+def test_llama_server_accepts_include_usage_and_reports_it(peer: str, home: Path, usage: bool) -> None:  # noqa: F811
     """llama-server takes ``stream_options`` and then sends its usage chunk (``choices: []``); with the
     profile's ``usage = false`` it is not asked and sends none: no numbers, not zeros."""
     (home / "config.toml").write_text(
