@@ -9,17 +9,19 @@ because this says so.
 
 A call's path through here (DESIGN.md "Call states")::
 
-    submit ──▶ waiting ──(a run slot is free)──▶ claim ──▶ running ──▶ ran | failed
+    submit ──▶ waiting ──(admitted; a run slot is free)──▶ claim ──▶ running ──▶ ran | failed
       │           │                                │           └─ cancelled while it ran:
       │           │                                │              read-only → failed; side-effecting → unknown
       │           │                                └─ already in the ledger: ran | failed (reused) | unknown
       │           └─ cancelled before it started: not run (never claimed)
       └─ over max_calls_per_turn: not run
 
-A step between ``waiting`` and the claim (``awaiting approval``) belongs in
-``_admit``. The claim is made when the call starts, not when it is queued,
-so a call that never started never leaves a claim behind; at most
-``max_concurrent`` calls hold a run slot at once.
+Between ``waiting`` and the run slot, ``_admit`` decides whether the call may
+run at all (``awaiting approval``, ``denied``, ``needs approval``): a call
+waiting for the user holds no run slot, so eight calls awaiting an answer
+never keep an allowed ninth from running. The claim is made when the call
+starts, not when it is queued, so a call that never started never leaves a
+claim behind; at most ``max_concurrent`` calls hold a run slot at once.
 
 One dispatcher serves one turn across its attempts, so a retried stream that
 repeats a call already in flight joins that run instead of starting another;
@@ -216,14 +218,18 @@ class Dispatcher:
         future: asyncio.Future[CallUpdate] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
-            await self._admit(ref, name, arguments)
-            async with self._slots:
-                self.running += 1
-                self.peak_running = max(self.peak_running, self.running)
-                try:
-                    update = await self._run(ref, name, arguments, key, occurrence)
-                finally:
-                    self.running -= 1
+            admitted = await self._admit(ref, name, arguments, key)
+            if isinstance(admitted, CallUpdate):
+                update = admitted
+            else:
+                tool, other_branch = admitted
+                async with self._slots:
+                    self.running += 1
+                    self.peak_running = max(self.peak_running, self.running)
+                    try:
+                        update = await self._run(ref, tool, arguments, key, occurrence, other_branch)
+                    finally:
+                        self.running -= 1
         except asyncio.CancelledError as exc:
             if isinstance(exc, _Cancelled):
                 update = exc.update  # stopped while it ran: failed (read-only) or unknown (side-effecting)
@@ -237,13 +243,12 @@ class Dispatcher:
             future.set_result(update)
         self._emit(update)
 
-    async def _admit(self, ref: Any, name: str, arguments: dict[str, Any]) -> None:
-        """Between ``waiting`` and the claim: where a call that must be
-        allowed first would wait (``awaiting approval``). Today every valid
-        call is admitted."""
-
-    async def _run(self, ref: Any, name: str, arguments: dict[str, Any], key: str, occurrence: int) -> CallUpdate:
-        """Claim ``key`` (now that the call starts) and run the tool."""
+    async def _admit(self, ref: Any, name: str, arguments: dict[str, Any],
+                     key: str) -> CallUpdate | tuple[Tool, str | None]:
+        """Between ``waiting`` and the run slot: the refusal that ends the
+        call here (no such tool, cancelled, denied, needs approval), or the
+        tool and what it already did on another branch. Runs outside the
+        slots, so a call awaiting the user's answer holds none."""
         tool = self.registry.get(name)
         if tool is None:  # the finaliser rejects these; kept as a guard
             return CallUpdate(ref, "rejected", f"Error: there is no tool called {name!r}.", True, key=key)
@@ -256,6 +261,14 @@ class Dispatcher:
             refused = await self._approval(ref, tool, key, again)
             if refused is not None:
                 return refused
+        return tool, other_branch
+
+    async def _run(self, ref: Any, tool: Tool, arguments: dict[str, Any], key: str, occurrence: int,
+                   other_branch: str | None) -> CallUpdate:
+        """Claim ``key`` (now that the call starts and holds a slot) and run the tool."""
+        name = tool.name
+        if self._cancel.is_set():
+            return CallUpdate(ref, "not run", NOT_STARTED, True, key=key)
         claiming = asyncio.ensure_future(asyncio.to_thread(
             self.ledger.claim, key, self.conversation, self.turn, name, arguments, occurrence,
             retry_cancelled=tool.read_only, wait=tool.timeout))

@@ -621,6 +621,8 @@ class ChatScreen(Screen[None]):
         now = self.clock()
         quiet = now - self._last_byte
         elapsed = now - self._started
+        if elapsed < 1:  # nothing to say yet (and a frozen clock in a snapshot says nothing)
+            return
         detail = f"{elapsed:.0f} s"
         if quiet >= QUIET_AFTER:
             detail += f" · waiting {quiet:.0f} s for the provider"
