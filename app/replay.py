@@ -148,7 +148,8 @@ class ReplayDispatcher(Dispatcher):
         super().__init__(*args, **kwargs)
         self.recorded = recorded
 
-    async def _run(self, ref: Any, name: str, arguments: dict[str, Any], key: str, occurrence: int) -> CallUpdate:
+    async def _admit(self, ref: Any, name: str, arguments: dict[str, Any], key: str) -> CallUpdate:
+        """The recorded outcome is the call's end: nothing is looked up, asked or run."""
         outcome = self.recorded.get(key)
         if outcome is None:
             return CallUpdate(ref, "not run", "Not run: the recording holds no outcome for this call (a replay runs "
