@@ -17,6 +17,10 @@ from collections.abc import Sequence
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
+from textual.css.styles import RulesMap
+from textual.strip import Strip
+from textual.style import Style
+from textual.visual import RenderOptions, Visual
 from textual.widgets import Collapsible, Static
 
 from app.stream import PENDING_APPROVAL, ToolCallBlock
@@ -26,7 +30,7 @@ from app.stream.preview import FormingPreview, result_line, shown_result, visibl
 
 from .approval_prompt import ApprovalPrompt
 
-__all__ = ["ToolCard", "BADGES"]
+__all__ = ["ToolCard", "BADGES", "Hanging"]
 
 #: What each state is called on the card.
 BADGES = {
@@ -44,6 +48,47 @@ BADGES = {
 }
 
 _MAX_RESULT_LINES = 200
+
+
+class Hanging(Visual):
+    """Rows of a lead and a text (``Order  `` and ``A-1042``; ``→ `` and a
+    result): each text wraps in the width its lead leaves, its continuation
+    lines start under its first character, inside the card's border. Textual's
+    own wrapping starts them at the left edge, under the label. ``str()`` is
+    the plain text, unwrapped."""
+
+    def __init__(self, rows: Sequence[tuple[str, str]]) -> None:
+        self.rows = [(Content(lead), Content(text)) for lead, text in rows]
+        self._plain = "\n".join(lead.plain + text.plain for lead, text in self.rows)
+        self._cache: tuple[int, Content] | None = None
+
+    def __str__(self) -> str:
+        return self._plain
+
+    def _at(self, width: int) -> Content:
+        if self._cache is not None and self._cache[0] == width:
+            return self._cache[1]
+        lines: list[Content] = []
+        for lead, text in self.rows:
+            indent = lead.cell_length
+            room = width - indent
+            if room < 8:  # too narrow to hang: wrap lead and text as one
+                lines += (lead + text).wrap(max(1, width))
+                continue
+            for n, line in enumerate(text.wrap(room) or [Content("")]):
+                lines.append((lead if n == 0 else Content(" " * indent)) + line)
+        shaped = Content("\n").join(lines)
+        self._cache = (width, shaped)
+        return shaped
+
+    def render_strips(self, width: int, height: int | None, style: Style, options: RenderOptions) -> list[Strip]:
+        return self._at(width).render_strips(width, height, style, options)
+
+    def get_optimal_width(self, rules: RulesMap, container_width: int) -> int:
+        return max((lead.cell_length + text.cell_length for lead, text in self.rows), default=0)
+
+    def get_height(self, rules: RulesMap, width: int) -> int:
+        return len(self._at(width).split("\n")) if self.rows else 0
 
 
 class ToolCard(Vertical):
@@ -155,8 +200,9 @@ class ToolCard(Vertical):
         self.set_class(state == "denied", "-denied")
         self._head.update(self._head_content())
         self._fields.update(self._fields_content())
-        self._result.update(self._result_content())
-        self._result.display = bool(self._result_content().plain)
+        result = self._result_content()
+        self._result.update(result)
+        self._result.display = bool(str(result))
         other_branch = self._other_branch_content()
         self._other_branch.update(other_branch)
         self._other_branch.display = bool(other_branch.plain)
@@ -190,16 +236,16 @@ class ToolCard(Vertical):
             parts += ["  ", (f"{_size(self.received)} received", "$text-muted")]
         return Content.assemble(*parts)
 
-    def _fields_content(self) -> Content:
+    def _fields_content(self) -> Hanging:
         if self.block.final and self.block.arguments is not None:
             fields: list[tuple[str, str | None]] = list(visible_fields(self.block.arguments, self.display_spec))
         else:
             fields = self.preview.fields(self.display_spec)
         if not fields:
-            return Content("")
-        width = max(len(label) for label, _ in fields)
-        lines = [f"{inert(label):<{width}}  {inert(value) if value is not None else '…'}" for label, value in fields]
-        return Content("\n".join(lines))
+            return Hanging([])
+        width = max(len(inert(label)) for label, _ in fields)
+        return Hanging([(f"{inert(label):<{width}}  ", inert(value) if value is not None else "…")
+                        for label, value in fields])
 
     def _other_branch_content(self) -> Content:
         """The same call on another branch of the conversation (the dispatcher found it in the ledger)."""
@@ -210,11 +256,11 @@ class ToolCard(Vertical):
             return Content("↺ the same read ran on another branch: its result is reused")
         return Content("⚠ ran on another branch: " + inert(result_line(block.other_branch, self.result_spec, 200)))
 
-    def _result_content(self) -> Content:
+    def _result_content(self) -> Content | Hanging:
         block = self.block
         state = block.state
         if state == "ran" and block.result is not None:
-            return Content("→ " + inert(result_line(block.result, self.result_spec, 300)))
+            return Hanging([("→ ", inert(result_line(block.result, self.result_spec, 300)))])
         if state in ("failed", "unknown", "rejected", "not run", "denied", "needs approval"):
             text = shown_result(block)
             return Content(inert(_plain_error(text)))
@@ -257,7 +303,9 @@ class ToolCard(Vertical):
         if not text:
             return
         title = "Full result" if self.block.state == "ran" else "Details"
-        self._details = Collapsible(Static(Content(text)), title=title, collapsed=True)
+        # collapsed from its first layout: Collapsible sets its class only once mounted, and the one
+        # frame before that laid the card out with the details open (blank rows when a result arrived)
+        self._details = Collapsible(Static(Content(text)), title=title, collapsed=True, classes="-collapsed")
         self.mount(self._details)
 
 
