@@ -182,19 +182,23 @@ def _calls_of(recording: Recording) -> list[tuple[int | None, ToolCallBlock, lis
                 out.append((turn, block, fragments.get(index, []), ends.get(index)))
         parser = None
 
+    dialect = recording.dialect
     for at, kind, data in recording.events:
         if kind == "m":
             marker = data.get("kind")
             if marker == "attempt":
                 close()
                 turn = data.get("turn")
-                parser = StreamParser(recording.dialect)
+                parser = StreamParser(dialect)
                 fragments, ends = {}, {}
             elif marker in ("end", "http", "user", "results"):
                 close()
+            elif marker == "switch":  # /model or /provider: the streams after it are in its dialect
+                close()
+                dialect = _switched(data, dialect)
             continue
         if parser is None:
-            parser = StreamParser(recording.dialect)
+            parser = StreamParser(dialect)
             fragments, ends = {}, {}
         for update in parser.feed(data, at):
             if isinstance(update, BlockChanged) and update.delta:
@@ -207,12 +211,20 @@ def _calls_of(recording: Recording) -> list[tuple[int | None, ToolCallBlock, lis
     return out
 
 
+def _switched(marker: dict[str, Any], dialect: str) -> str:
+    named = marker.get("dialect")
+    return named if isinstance(named, str) and named in PARSERS else dialect
+
+
 def _schemas(recording: Recording) -> dict[str, dict[str, Any]]:
     schemas: dict[str, dict[str, Any]] = {}
+    dialect = recording.dialect
     for _, kind, data in recording.events:
-        if kind == "m" and data.get("kind") == "turn" and isinstance(data.get("request"), dict):
+        if kind == "m" and data.get("kind") == "switch":
+            dialect = _switched(data, dialect)
+        elif kind == "m" and data.get("kind") == "turn" and isinstance(data.get("request"), dict):
             with contextlib.suppress(Exception):
-                for spec in PARSERS[recording.dialect](data["request"]).tools:
+                for spec in PARSERS[dialect](data["request"]).tools:
                     schemas[spec.name] = spec.parameters
     return schemas
 

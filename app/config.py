@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from .mcp.config import MCPConfigError, MCPServerConfig, parse_servers
+from .pacing import check_demo_speed
 from .paths import config_path
 from .stream.limits import DEFAULT_LIMITS, Limits, TooDeep, check_depth, loads
 
@@ -318,11 +319,10 @@ def _provider(name: str, table: Any, where: str, warnings: list[str] | None = No
         profile.demo_dialect = str(table.get("dialect", "openai-chat"))
         if profile.demo_dialect not in DIALECT_NAMES[:4]:
             raise ConfigError(f"{where}.dialect must be one of {', '.join(DIALECT_NAMES[:4])}")
-        speed = table.get("speed", 1.0)
-        if isinstance(speed, bool) or not isinstance(speed, int | float) or not 0 <= speed <= 1000:
-            raise ConfigError(f"{where}.speed must be a number from 0 (no pauses) to 1000, like 1 or 2.5 "
-                              f"(got {str(speed)[:40]!r})")
-        profile.demo_speed = float(speed)
+        try:
+            profile.demo_speed = check_demo_speed(table.get("speed", 1.0), f"{where}.speed")
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
         if profile.demo_dialect == "gemini":
             # the demo streams Gemini calls as partialArgs only when asked, as Vertex does: ask
             from .stream.dialects.gemini import STREAM_ARGUMENTS

@@ -7,6 +7,9 @@ dispatcher is a ``ReplayDispatcher`` that reports the recorded outcome of
 each call and runs nothing. The tools it knows are rebuilt from the recorded
 requests, with a ``run`` that refuses.
 
+A ``switch`` marker (``/model``, ``/provider``) moves the session to the
+dialect the conversation went on in, as the live one moved.
+
 Controls (``ReplayClock``): pause and resume, a speed from 0.25× to 64× or
 instant, a step of one event while paused, a jump to the next marker, and an
 idle limit that caps any silence. A speed change applies mid-wait.
@@ -29,6 +32,7 @@ from .chat.providers import Endpoint
 from .chat.session import ChatSession
 from .conversation import ToolSpec
 from .demo.dialects import PARSERS
+from .pacing import REPLAY_SPEEDS
 from .store.recording import Recording
 from .stream import assemble
 from .stream.dialects import DIALECTS, detect
@@ -39,8 +43,8 @@ from .tools.registry import Registry
 
 __all__ = ["ReplayClock", "Replayer", "SPEEDS"]
 
-#: The speed steps + and - move through; ``math.inf`` is "instant".
-SPEEDS = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, math.inf]
+#: The speed steps + and - move through; ``math.inf`` is "instant" (``app/pacing.py``: the one range).
+SPEEDS = REPLAY_SPEEDS
 
 
 class ReplayClock:
@@ -236,6 +240,7 @@ class Replayer:
         recorded: dict[str, dict[str, Any]] = {}
         tools: dict[str, ToolSpec] = {}
         first_turn: int | None = None
+        dialect = self.dialect  # a /model or /provider switch changes it from its marker on
         for _, kind, data in recording.events:
             if kind != "m":
                 continue
@@ -243,12 +248,14 @@ class Replayer:
                 for call in data.get("calls", []):
                     if call.get("key"):
                         recorded[call["key"]] = call
+            elif data.get("kind") == "switch" and data.get("dialect") in DIALECTS:
+                dialect = data["dialect"]
             elif data.get("kind") == "turn":
                 first_turn = data.get("turn") if first_turn is None else first_turn
                 request = data.get("request")
                 if isinstance(request, dict):
                     with contextlib.suppress(Exception):
-                        for spec in PARSERS[self.dialect](request).tools:
+                        for spec in PARSERS[dialect](request).tools:
                             tools[spec.name] = spec
         if recording.raw:
             # a capture from the wild: no requests, so no schemas; accept every call it makes
@@ -263,8 +270,7 @@ class Replayer:
                 tool.display, tool.result_display, tool.read_only = shown.display, shown.result_display, \
                     shown.read_only
         self.registry = registry
-        endpoint = Endpoint(self.dialect, "http://replay.invalid", str(header.get("model", "")),
-                            f"replay · {header.get('provider', 'recording')} · {header.get('model', '')}".strip(" ·"))
+        endpoint = self._endpoint(self.dialect, header)
         self.session = ChatSession(
             endpoint, registry, None,  # type: ignore[arg-type]  # the replay dispatcher keeps no ledger
             str(header.get("conversation", "replay")), retries=0 if recording.raw else int(header.get("retries", 3)),
@@ -274,6 +280,22 @@ class Replayer:
             team=header.get("team") if isinstance(header.get("team"), str) else None)
         self.session.timeouts.read = 24 * 3600.0  # pauses are the viewer's, not the network's
         self.session.timeouts.deadline = 24 * 3600.0
+
+    @staticmethod
+    def _endpoint(dialect: str, said: dict[str, Any]) -> Endpoint:
+        """The endpoint the recording talked to (its header, or a switch marker), answered by the replay."""
+        model = str(said.get("model") or "")
+        return Endpoint(dialect, "http://replay.invalid", model,
+                        f"replay · {said.get('provider') or 'recording'} · {model}".strip(" ·"))
+
+    def _switch(self, marker: dict[str, Any]) -> None:
+        """A ``/model`` or ``/provider`` switch: the requests and streams after
+        it are in the new dialect, so the session reads them in it, as the live
+        session did (``Runtime.switch`` wrote the marker)."""
+        dialect = marker.get("dialect")
+        if dialect in DIALECTS and isinstance(dialect, str):
+            self.dialect = dialect
+            self.session.endpoint = self._endpoint(dialect, marker)
 
     def _dialect(self) -> str:
         dialect = self.recording.dialect
@@ -316,6 +338,8 @@ class Replayer:
                     done = await self.session.send(str(data.get("text", "")))
                 elif data.get("kind") == "retry":
                     done = await self.session.retry_last()
+                elif data.get("kind") == "switch":
+                    self._switch(data)
         finally:
             await self.session.aclose()
         return done

@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .chat.events import ExchangeDone
 from .chat.providers import Endpoint, open_endpoint, register_configured_keys
 from .chat.session import ChatSession
 from .config import BUILTIN_TOOL_NAMES, DIALECT_NAMES, Config, ConfigError, ProviderProfile, load_config
@@ -15,6 +16,7 @@ from .ids import InvalidId, check_id
 from .ledger import Ledger, conversation_scope, open_ledger
 from .net.stream import Timeouts
 from .paths import data_dir
+from .store.housekeeping import prune_recordings
 from .store.recording import RecordingWriter, recording_path
 from .store.transcripts import (
     Conversation,
@@ -23,6 +25,7 @@ from .store.transcripts import (
     StoredTurn,
     StoredUser,
     TranscriptWriter,
+    UnresolvedConversation,
     history_of,
     retry_point,
 )
@@ -65,13 +68,14 @@ class Runtime:
                 head: int | None = None,
                 approvals: Approvals | None = None) -> ChatSession:
         """A session for a new conversation, or one continuing a stored one
-        (its id, or a unique prefix of it; at entry ``head``'s branch, else
-        where it was last shown). Raises ConfigError if not found."""
+        (its id, or a unique prefix of it: ``Store.resolve``; at entry
+        ``head``'s branch, else where it was last shown). Raises ConfigError
+        if it names none, or several (listing them)."""
         stored: Conversation | None = None
         if conversation is not None:
             try:
-                stored = self.store.load(check_id(conversation))
-            except InvalidId as exc:
+                stored = self.store.load(self.store.resolve(conversation))
+            except (InvalidId, UnresolvedConversation) as exc:
                 raise ConfigError(str(exc)) from None
             if stored is None:
                 raise ConfigError(f"no stored conversation {conversation!r} (callstream transcripts lists them)")
@@ -104,7 +108,18 @@ class Runtime:
                 "conversation": session.conversation, "team": self.config.team, "dialect": self.endpoint.dialect,
                 "provider": self.profile.provider, "model": self.endpoint.model,
                 "retries": self.profile.retries, "max_rounds": self.profile.max_rounds})
+        if self.config.recordings_max_age_days is not None or self.config.recordings_max_mb is not None:
+            self.prune_recordings(session)  # at start, and after each exchange: the recordings grew
+            session.listeners.append(lambda event: self.prune_recordings(session)
+                                     if isinstance(event, ExchangeDone) else None)
         return session
+
+    def prune_recordings(self, session: ChatSession | None = None) -> None:
+        """The config's ``[recordings]`` limits applied, oldest first; never to
+        ``session``'s own recording (``app/store/housekeeping.py``)."""
+        keep = [session.recorder.path] if session is not None and session.recorder is not None else []
+        prune_recordings(data_dir() / "recordings", self.config.recordings_max_age_days,
+                         self.config.recordings_max_mb, keep)
 
     # -- the conversation as a tree ---------------------------------------------
 

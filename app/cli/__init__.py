@@ -65,10 +65,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except Exception as exc:
         from ..dbfile import DataFileError
+        from ..ids import InvalidId
+        from ..store.transcripts import UnresolvedConversation
 
-        if not isinstance(exc, DataFileError):
+        if not isinstance(exc, DataFileError | InvalidId | UnresolvedConversation):
             raise
-        # a data file that cannot be used: one line naming it and what to do, exit 2
+        # a data file that cannot be used (one line naming it and what to do), an id outside the
+        # alphabet, or one that names no conversation or several (listed): exit 2
         from .common import fail
 
         return fail(str(exc))

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from ..stream.inert import inert, inert_json
 from ..words import plural
-from .common import fail
+from .common import fail, recording_arg
 
 __all__ = ["register", "run"]
 
@@ -17,8 +16,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     audit = sub.add_parser(
         "audit", help="what dispatching on partial arguments would have run, per call, by class",
         description="For every call in recordings or raw .sse captures: the first moment a tolerant decode had all "
-        "required fields, what an eager dispatcher would have run then, and how it differs from the final call.")
-    audit.add_argument("files", nargs="+", metavar="FILE")
+        "required fields, what an eager dispatcher would have run then, and how it differs from the final call. A "
+        "file that is neither is one line, exit 2.")
+    audit.add_argument("files", nargs="+", metavar="FILE|ID",
+                       help="recordings or raw .sse captures, or saved conversations (an id or a unique prefix)")
     audit.add_argument("--json", action="store_true", help="per-call rows and a summary, as JSON")
 
 
@@ -44,7 +45,7 @@ def _audit(files: list[str], as_json: bool) -> int:
         return [(f.path, f.label) for f in tool.display] if tool else []
 
     try:
-        audits = audit_files([Path(f) for f in files], display)
+        audits = audit_files([recording_arg(f) for f in files], display)
     except RecordingError as exc:
         return fail(str(exc))
     summary = summarise(audits)

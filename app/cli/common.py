@@ -1,19 +1,86 @@
-"""What every command shares: the one way to state a failure, and the provider options."""
+"""What every command shares: the one way to state a failure, the one way
+to open the transcript store, and the provider options.
+
+A conversation named on the command line is resolved by ``Store.resolve``
+(its id, or the start of exactly one; the id alphabet checked first): an
+unknown or ambiguous one raises, and ``app.cli.main`` prints the sentence
+(an ambiguous prefix lists its matches) and exits 2.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..stream.inert import inert
 
-__all__ = ["fail", "provider_options", "prompt_options", "warn_config"]
+if TYPE_CHECKING:
+    from ..store.transcripts import Store
+
+__all__ = ["fail", "open_store", "recordings_dir", "provider_options", "prompt_options", "warn_config"]
 
 
 def fail(message: str) -> int:
     """Print one inert line to stderr and return the usage/configuration exit code (2)."""
     print(f"callstream: {inert(message)}", file=sys.stderr)
     return 2
+
+
+def open_store(display: object = None) -> Store:
+    """The transcript store in the data dir (``display``: the tools' allow-lists, for the search index)."""
+    from ..paths import data_dir
+    from ..store.transcripts import Store
+
+    return Store(data_dir() / "callstream.db", display)  # type: ignore[arg-type]
+
+
+def recordings_dir() -> Path:
+    """Where every conversation's recording is written."""
+    from ..paths import data_dir
+
+    return data_dir() / "recordings"
+
+
+def recording_arg(text: str) -> Path:
+    """The recording ``replay`` or ``audit`` was given: a file that exists
+    (``read_recording`` says what is wrong with it), else a conversation —
+    its id or a unique prefix, among the stored conversations and the
+    recordings there are — whose recording it is."""
+    from ..ids import InvalidId, check_id
+    from ..paths import data_dir
+    from ..store.housekeeping import RECORDING_SUFFIXES, recording_files
+    from ..store.recording import RecordingError
+    from ..store.transcripts import ConversationNotFound, resolve_among
+
+    path = Path(text)
+    try:
+        if path.exists():
+            return path
+        check_id(text)
+    except (OSError, InvalidId):
+        return path  # not a name an id can have: read_recording says the file cannot be read
+    directory = recordings_dir()
+    recorded = [entry.name[: -len(suffix)] for entry in (directory.iterdir() if directory.is_dir() else [])
+                for suffix in RECORDING_SUFFIXES if entry.name.endswith(suffix)]
+    try:
+        if (data_dir() / "callstream.db").exists():
+            store = open_store()
+            try:
+                whole = store.resolve(text, recorded)
+            finally:
+                store.close()
+        else:
+            whole = resolve_among(text, recorded)
+    except ConversationNotFound:
+        raise RecordingError(f"cannot read {text}: no such file, and no saved conversation's id starts so "
+                             "(callstream transcripts lists them)") from None
+    files = recording_files(directory, whole)
+    if not files:
+        raise RecordingError(f"conversation {whole} has no recording (it was made with record = false, or its "
+                             "recording was pruned)")
+    return files[0]
 
 
 def provider_options(parser: argparse.ArgumentParser) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..stream.inert import inert_json
-from .common import fail
+from .common import fail, open_store
 
 __all__ = ["register", "run"]
 
@@ -22,10 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..paths import data_dir
-    from ..store.transcripts import Store
-
-    store = Store(data_dir() / "callstream.db")
+    store = open_store()
     try:
         source, at, fork = store.fork_at(args.id, args.at)
     except LookupError as exc:

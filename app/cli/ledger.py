@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from ..stream.inert import inert, inert_json
-from .common import fail
+from .common import fail, open_store
 
 __all__ = ["register", "run"]
 
@@ -22,7 +22,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     ledger.add_argument("action", nargs="?", choices=["list", "migrate"], default="list",
                         help="list (default) the entries, or migrate the PostgreSQL schema")
-    ledger.add_argument("--conversation", help="only this conversation's entries")
+    ledger.add_argument("--conversation", metavar="ID", help="only this conversation's entries (its id or a unique "
+                        "prefix, among the stored conversations and the ledger's)")
     ledger.add_argument("--json", action="store_true", help="print the entries as a JSON array")
 
 
@@ -64,21 +65,32 @@ def _ledger(conversation: str | None, as_json: bool) -> int:
     import sqlite3
 
     from ..config import ConfigError, load_config
-    from ..ledger import LedgerUnavailable, open_ledger
+    from ..ids import check_id
+    from ..ledger import LedgerUnavailable, conversation_scope, open_ledger
 
+    if conversation is not None:
+        check_id(conversation)  # the alphabet first, before any file is opened
     try:
-        ledger = open_ledger(load_config())
+        config = load_config()
+        ledger = open_ledger(config)
     except ConfigError as exc:
         return fail(str(exc))
     except (sqlite3.Error, LedgerUnavailable) as exc:
         return fail(f"cannot open the ledger: {exc}")
     path = ledger.where
     try:
-        entries = ledger.entries(conversation)
+        entries = ledger.entries()
     except (sqlite3.Error, LedgerUnavailable) as exc:
         return fail(f"cannot read the ledger {path}: {exc}")
     finally:
         ledger.close()
+    if conversation is not None:
+        # the prefix rule over the stored conversations and the ones the ledger names (a shared ledger
+        # holds other machines' too); keys name a conversation by its scope (``team:NAME/ID`` with a team)
+        scope = conversation_scope("", config.team)
+        named = [e["conversation"][len(scope):] for e in entries if e["conversation"].startswith(scope)]
+        whole = _resolve(conversation, named)
+        entries = [e for e in entries if e["conversation"] == conversation_scope(whole, config.team)]
     branches = _branches()
     for e in entries:  # which branch of its conversation each claim was made on ("" is the main one)
         e["branch"] = branches.get((e["conversation"], e["turn"]), "")
@@ -105,19 +117,31 @@ def _ledger(conversation: str | None, as_json: bool) -> int:
     return 0
 
 
+def _resolve(conversation: str, named: list[str]) -> str:
+    """The whole id ``conversation`` names (``Store.resolve``; without a store, among the ledger's alone)."""
+    from ..paths import data_dir
+    from ..store.transcripts import resolve_among
+
+    if not (data_dir() / "callstream.db").exists():
+        return resolve_among(conversation, named)
+    store = open_store()
+    try:
+        return store.resolve(conversation, named)
+    finally:
+        store.close()
+
+
 def _branches() -> dict[tuple[str, int], str]:
     """(conversation, turn) → branch, from the transcript store (the ledger
     keeps keys, not trees); {} where there is no store to ask."""
     import sqlite3
 
     from ..paths import data_dir
-    from ..store.transcripts import Store
 
-    path = data_dir() / "callstream.db"
-    if not path.exists():
+    if not (data_dir() / "callstream.db").exists():
         return {}
     try:
-        store = Store(path)
+        store = open_store()
     except (sqlite3.Error, Exception):  # a store that cannot open names no branches; the ledger still lists
         return {}
     try:

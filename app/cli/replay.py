@@ -1,25 +1,30 @@
-"""``callstream replay FILE [--speed X] [--idle-limit S] [--headless] [--json]``."""
+"""``callstream replay FILE|ID [--speed X] [--idle-limit S] [--headless] [--json]``."""
 
 from __future__ import annotations
 
 import argparse
-import math
 import sys
-from pathlib import Path
 
-from ..stream.inert import inert, inert_json
+from ..pacing import IDLE_LIMIT_RANGE, REPLAY_SPEED_RANGE, check_idle_limit, parse_replay_speed
+from ..stream.inert import inert_json
+from .common import fail, recording_arg
 
-__all__ = ["register", "run", "replay_cmd", "parse_speed"]
+__all__ = ["register", "run", "replay_cmd"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     replay = sub.add_parser(
         "replay", help="replay a recording (or a raw .sse capture) through the live pipeline; runs nothing",
         description="Feed a recorded stream through the same pipeline as a live one, at the recorded timing "
-        "divided by --speed. Recorded tool results are shown; nothing is run.")
-    replay.add_argument("file")
-    replay.add_argument("--speed", default="1", help="0.25 … 64, or instant (default 1)")
-    replay.add_argument("--idle-limit", type=float, default=None, help="cap any silence at this many seconds")
+        "divided by --speed. Recorded tool results are shown; nothing is run. A /model or /provider switch in the "
+        "conversation is followed. With --headless or --json: exit 0 when the conversation finished, 1 when it "
+        "ended in a stated failure (as ask does), 2 for a file that is not a recording.")
+    replay.add_argument("file", metavar="FILE|ID",
+                        help="a recording or raw .sse capture, or a saved conversation (its id or a unique prefix)")
+    replay.add_argument("--speed", default="1", help=f"{REPLAY_SPEED_RANGE} (default 1)")
+    low, high = IDLE_LIMIT_RANGE
+    replay.add_argument("--idle-limit", type=float, default=None, metavar="S",
+                        help=f"cap any silence at S seconds, from {low:g} to {high:g}")
     replay.add_argument("--headless", action="store_true", help="print what ask would print instead of the TUI")
     replay.add_argument("--json", action="store_true", help="print the same document as ask --json")
 
@@ -28,16 +33,13 @@ def run(args: argparse.Namespace) -> int:
     return replay_cmd(args.file, args.speed, args.idle_limit, args.headless, args.json)
 
 
-def parse_speed(text: str) -> float:
-    if text in ("inf", "instant", "max"):
-        return math.inf
-    speed = float(text)
-    if not speed > 0:
-        raise ValueError("the speed must be more than 0")
-    return speed
-
-
 def replay_cmd(file: str, speed: str, idle_limit: float | None, headless: bool, as_json: bool) -> int:
+    try:
+        factor = parse_replay_speed(speed)
+        if idle_limit is not None:
+            check_idle_limit(idle_limit)
+    except ValueError as exc:
+        return fail(str(exc))
     from ..config import ConfigError, load_config
     from ..paths import data_dir
     from ..replay import Replayer
@@ -46,15 +48,9 @@ def replay_cmd(file: str, speed: str, idle_limit: float | None, headless: bool, 
     from .printer import Printer
 
     try:
-        factor = parse_speed(speed)
-    except ValueError:
-        print(f"callstream: --speed wants a number above 0, or instant (got {speed!r})", file=sys.stderr)
-        return 2
-    try:
-        recording = read_recording(Path(file))
+        recording = read_recording(recording_arg(file))
     except RecordingError as exc:
-        print(f"callstream: {inert(str(exc))}", file=sys.stderr)
-        return 2
+        return fail(str(exc))
     try:
         config = load_config()
     except ConfigError:
@@ -74,9 +70,11 @@ def replay_cmd(file: str, speed: str, idle_limit: float | None, headless: bool, 
         if as_json:
             document = {"conversation": replayer.session.conversation, "provider": replayer.session.endpoint.label,
                         "status": done.status, "replay": True, "turns": [t.to_dict() for t in replayer.session.turns]}
+            if done.message:
+                document["message"] = done.message
             sys.stdout.write(inert_json(document))
             sys.stdout.write("\n")
-        return 0
+        return 0 if done.status == "done" else 1  # as ask: a conversation that ended in a stated failure
 
     import asyncio
 

@@ -11,7 +11,7 @@ import datetime
 import sys
 
 from ..stream.inert import inert, inert_json
-from .common import fail
+from .common import fail, open_store
 
 __all__ = ["register", "run"]
 
@@ -25,24 +25,21 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     search.add_argument("query", nargs="+", help="the words to find")
     search.add_argument("--json", action="store_true", help="print the matches as a JSON array")
     search.add_argument("--limit", type=int, default=20, help="at most this many matches (default 20)")
+    search.add_argument("--conversation", metavar="ID", help="only in this conversation (its id or a unique prefix)")
 
 
 def run(args: argparse.Namespace) -> int:
     import sqlite3
 
-    from ..paths import data_dir
-    from ..store.transcripts import Store
-
-    path = data_dir() / "callstream.db"
     text = " ".join(args.query)
+    store = open_store()
     try:
-        store = Store(path)
-        try:
-            hits = store.search(text, max(1, args.limit))
-        finally:
-            store.close()
+        conversation = store.resolve(args.conversation) if args.conversation is not None else None
+        hits = store.search(text, max(1, args.limit), conversation)
     except sqlite3.Error as exc:
-        return fail(f"cannot search {path}: {exc}")
+        return fail(f"cannot search {store.path}: {exc}")
+    finally:
+        store.close()
     if args.json:
         sys.stdout.write(inert_json([h.to_dict() for h in hits]) + "\n")
         return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..pacing import DEMO_SPEED_RANGE, check_demo_speed
 from .common import fail
 
 __all__ = ["register", "run"]
@@ -17,8 +18,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "/v1/chat/completions, /v1/responses, /v1/messages, /v1beta/models/demo:streamGenerateContent?alt=sse.",
     )
     serve.add_argument("--port", type=int, default=8765, help="port to listen on (0: any free port; default 8765)")
+    low, high = DEMO_SPEED_RANGE
     serve.add_argument("--speed", type=float, default=1.0,
-                       help="pacing: 1 is a brisk real model, 10 is ten times faster, 0 sends without pauses")
+                       help=f"pacing, from {low:g} to {high:g}: 1 is a brisk real model, 10 is ten times faster, 0 "
+                       "sends without pauses")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,8 +33,10 @@ def _serve_demo(port: int, speed: float) -> int:
 
     from ..demo.server import DemoServer
 
-    if speed < 0:
-        return fail("--speed must be 0 or more")
+    try:
+        check_demo_speed(speed, "--speed")
+    except ValueError as exc:
+        return fail(str(exc))
     server = DemoServer(port=port, speed=speed)
 
     async def run() -> None:

@@ -1,4 +1,5 @@
-"""``callstream transcripts``, ``export`` and ``import``: the store from the shell."""
+"""``callstream transcripts [delete ID… | rename ID TITLE]``, ``export`` and
+``import [--as-new]``: the store from the shell."""
 
 from __future__ import annotations
 
@@ -6,22 +7,38 @@ import argparse
 import datetime
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TextIO
 
 from ..stream.inert import inert, inert_json
+from ..titles import TITLE_LIMIT
 from ..words import plural
-from .common import fail
+from .common import fail, open_store, recordings_dir
 
-if TYPE_CHECKING:
-    from ..store.transcripts import Store
-
-__all__ = ["register", "run", "transcripts_cmd", "export_cmd", "import_cmd"]
+__all__ = ["register", "run", "transcripts_cmd", "delete_cmd", "rename_cmd", "export_cmd", "import_cmd"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    transcripts = sub.add_parser("transcripts", help="list saved conversations",
-                                 description="List saved conversations: id, date, model, turns, title.")
+    transcripts = sub.add_parser(
+        "transcripts", help="list, delete or rename saved conversations",
+        description="List saved conversations (id, date, model, turns, title); `transcripts delete ID…` removes "
+                    "conversations, `transcripts rename ID TITLE` names one. An ID is a conversation's id or a "
+                    "unique prefix of it.")
     transcripts.add_argument("--json", action="store_true", help="print them as a JSON array")
+    actions = transcripts.add_subparsers(dest="action", metavar="ACTION")
+    delete = actions.add_parser(
+        "delete", help="delete conversations: their turns, branches and recordings",
+        description="Delete each conversation: its messages and turns on every branch, its search rows and its "
+                    "recording files. The idempotency ledger keeps its rows: they are the proof of what ran (a "
+                    "ticket opened in a deleted conversation was still opened), and a call that ran is never "
+                    "run again should the conversation come back. Asks first on a terminal; --yes does not.")
+    delete.add_argument("ids", nargs="+", metavar="ID", help="a conversation's id, or a unique prefix of it")
+    delete.add_argument("--yes", "-y", action="store_true", help="delete without asking")
+    rename = actions.add_parser(
+        "rename", help="give a conversation a title (shown by transcripts, the TUI's list and export)",
+        description=f"Give a conversation a title: one line, at most {TITLE_LIMIT} characters (whitespace runs "
+                    "become one space). It replaces the title its first message gave it.")
+    rename.add_argument("id", metavar="ID", help="a conversation's id, or a unique prefix of it")
+    rename.add_argument("title", metavar="TITLE")
     export = sub.add_parser(
         "export", help="write a saved conversation out to stdout (callstream JSON, Markdown, OpenAI messages)",
         description="callstream: the versioned transcript (every branch; docs/transcript-format.md; 'json' is "
@@ -33,31 +50,33 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "import", help="read a transcript into the store: callstream's, Claude Code's, Codex's or llm's",
         description="Import a callstream export, a Claude Code session JSONL, a Codex CLI rollout JSONL, or "
                     "simonw/llm's logs.db (every conversation in it). Calls are 'ran' only where the source "
-                    "recorded their result; a call without one is 'not run', with a note.")
+                    "recorded their result; a call without one is 'not run', with a note. A conversation already "
+                    "stored is refused, unless --as-new.")
     import_.add_argument("file")
     import_.add_argument("--from", dest="source", choices=["auto", "callstream", "claude-code", "codex", "llm"],
                          default="auto", help="the file's format (default: recognised by its content)")
+    import_.add_argument("--as-new", action="store_true",
+                         help="store it under a fresh id, beside a copy already stored (the file's id is not used)")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.command == "transcripts":
+        if args.action == "delete":
+            return delete_cmd(args.ids, args.yes)
+        if args.action == "rename":
+            return rename_cmd(args.id, args.title)
         return transcripts_cmd(args.json)
     if args.command == "export":
         return export_cmd(args.id, args.format)
-    return import_cmd(args.file, args.source)
-
-
-def _store() -> Store:
-    from ..paths import data_dir
-    from ..store.transcripts import Store
-
-    return Store(data_dir() / "callstream.db")
+    return import_cmd(args.file, args.source, args.as_new)
 
 
 def transcripts_cmd(as_json: bool) -> int:
-    store = _store()
-    rows = store.list()
-    store.close()
+    store = open_store()
+    try:
+        rows = store.list()
+    finally:
+        store.close()
     if as_json:
         sys.stdout.write(inert_json(rows))
         sys.stdout.write("\n")
@@ -65,25 +84,70 @@ def transcripts_cmd(as_json: bool) -> int:
     if not rows:
         print("no saved conversations yet")
         return 0
+    print(f"{'id':12}  {'updated':16}  {'model':20}  {'turns':>9}  title")
     for row in rows:
         when = datetime.datetime.fromtimestamp(row["updated"]).strftime("%Y-%m-%d %H:%M")
         print(f"{row['id'][:12]}  {when}  {inert(row['model'])[:20]:20}  {plural(row['turns'], 'turn'):>9}  "
-              f"{inert(row['title'])[:60]}")
+              f"{inert(row['title'] or '(untitled)')[:60]}")
+    print("(an id may be given by any unique start of it, as shown here)")
+    return 0
+
+
+def delete_cmd(ids: list[str], yes: bool, stdin: TextIO | None = None) -> int:
+    """Every id is resolved before anything is deleted: one that names no
+    conversation, or several, deletes nothing."""
+    from ..store.housekeeping import delete_conversation
+
+    stdin = stdin or sys.stdin
+    store = open_store()
+    try:
+        chosen = list(dict.fromkeys(store.resolve(text) for text in ids))
+        rows = {row["id"]: row for row in store.list() if row["id"] in chosen}
+        if not yes:
+            if stdin is None or not stdin.isatty():
+                return fail("not deleting without asking: run it on a terminal, or add --yes")
+            for conversation in chosen:
+                row = rows[conversation]
+                print(f"  {conversation[:12]}  {plural(row['turns'], 'turn'):>9}  "
+                      f"{inert(row['title'] or '(untitled)')[:60]}")
+            print(f"Delete {plural(len(chosen), 'conversation')} (every branch and the recordings)? The ledger keeps "
+                  "its rows. [y/N] ", end="", flush=True)
+            answer = stdin.readline().strip().lower()
+            if answer not in ("y", "yes"):
+                print("nothing deleted")
+                return 1
+        for conversation in chosen:
+            removed = delete_conversation(store, conversation, recordings_dir())
+            files = f" and {plural(len(removed), 'recording file')}" if removed else ""
+            print(f"deleted {conversation}{files}")
+    finally:
+        store.close()
+    return 0
+
+
+def rename_cmd(conversation: str, title: str) -> int:
+    store = open_store()
+    try:
+        whole = store.resolve(conversation)
+        try:
+            shown = store.rename(whole, title)
+        except ValueError as exc:
+            return fail(str(exc))
+    finally:
+        store.close()
+    print(f"{whole[:12]} is now titled {inert(shown)!r}")
     return 0
 
 
 def export_cmd(conversation: str, form: str) -> int:
     from ..config import ConfigError, load_config
-    from ..ids import InvalidId
     from ..paths import data_dir
     from ..store.transcripts import export_document, markdown_of
     from ..tools.registry import Registry
 
-    store = _store()
+    store = open_store()
     try:
-        stored = store.load(conversation)
-    except InvalidId as exc:
-        return fail(str(exc))
+        stored = store.load(store.resolve(conversation))
     finally:
         store.close()
     if stored is None:
@@ -107,7 +171,7 @@ def export_cmd(conversation: str, form: str) -> int:
     return 0
 
 
-def import_cmd(file: str, source: str = "auto") -> int:
+def import_cmd(file: str, source: str = "auto", as_new: bool = False) -> int:
     from ..store.interchange import detect, read_foreign
     from ..store.transcripts import ImportError_, import_document, store_conversation
     from ..stream.limits import loads
@@ -131,13 +195,13 @@ def import_cmd(file: str, source: str = "auto") -> int:
         return fail(f"{file}: {exc}")
     except RecursionError:
         return fail(f"{file}: nested too deeply to be a transcript")
-    store = _store()
+    store = open_store()
     try:
         if foreign is None:
-            print(f"imported conversation {import_document(store, document)}")
+            print(f"imported conversation {import_document(store, document, as_new)}")
             return 0
         for imported in foreign:
-            conversation = store_conversation(store, imported.meta, imported.entries)
+            conversation = store_conversation(store, imported.meta, imported.entries, as_new=as_new)
             dropped = f" ({imported.orphans} results without their call left out)" if imported.orphans else ""
             print(f"imported conversation {conversation} from {form}{dropped}")
     except ImportError_ as exc:

@@ -32,6 +32,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import time
 import zlib
 from collections.abc import Callable
@@ -173,7 +174,7 @@ def _unwritable(path: Path, exc: OSError) -> DataFileError:
 
 
 class RecordingError(ValueError):
-    """The file is neither a recording nor a raw SSE capture; says why."""
+    """The file is neither a recording nor a raw SSE capture, or a damaged one; says why in one line."""
 
 
 @dataclass(slots=True)
@@ -229,6 +230,8 @@ def _marker(value: dict[str, Any]) -> str | None:
             number = value[name]
             if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= _MAX_TURN:
                 return f"its {name} is not a turn number"
+    if value.get("kind") == "switch" and value.get("dialect") not in _KNOWN_DIALECTS[:4]:
+        return f"it switches to an unknown dialect {str(value.get('dialect'))[:40]!r}"
     if value.get("kind") == "results":
         calls = value.get("calls", [])
         if not isinstance(calls, list) or not all(isinstance(c, dict) for c in calls):
@@ -255,7 +258,7 @@ def read_recording(path: Path, even_interval: float = 0.01, even_chunk: int = 25
     except ValueError:
         header = None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
-        return _raw(data, even_interval, even_chunk)
+        return _raw(path, data, even_interval, even_chunk)
     recording = Recording(_header(path, header))
     now = 0.0
     lines = data.split(b"\n")
@@ -315,8 +318,16 @@ def _gunzip(path: Path, data: bytes) -> bytes:
     return b"".join(out)
 
 
-def _raw(data: bytes, interval: float, size: int) -> Recording:
-    """A raw capture: one turn, one attempt, chunks at an even pace."""
+#: What makes a file a raw SSE capture: a ``data:`` field at the start of a line (after a BOM).
+_SSE_FIELD = re.compile(rb"(?:\A(?:\xef\xbb\xbf)?|[\r\n])data:")
+
+
+def _raw(path: Path, data: bytes, interval: float, size: int) -> Recording:
+    """A raw capture: one turn, one attempt, chunks at an even pace. A file
+    with no SSE ``data:`` line at all is neither: a ``RecordingError``."""
+    if not _SSE_FIELD.search(data):
+        raise RecordingError(f"{path} is not a recording: no callstream-recording header line, and no SSE "
+                             "'data:' line a raw capture would have")
     recording = Recording({"format": FORMAT, "version": 1, "dialect": "auto"}, raw=True)
     now = 0.0
     recording.events.append((now, "m", {"kind": "user", "text": "(a recorded stream)"}))

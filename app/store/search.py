@@ -101,8 +101,9 @@ def fts_query(text: str) -> str:
     return " ".join(quoted)
 
 
-def query(db: sqlite3.Connection, text: str, limit: int = 50) -> list[Hit]:
-    """The best matches first (bm25), one per matching message or block.
+def query(db: sqlite3.Connection, text: str, limit: int = 50, conversation: str | None = None) -> list[Hit]:
+    """The best matches first (bm25), one per matching message or block
+    (of ``conversation`` only, when given: ranked within it).
 
     FTS5 ranks from its index alone; the snippet is cut here from the best
     rows' text (FTS5's ``snippet()`` would be computed for every match of a
@@ -110,11 +111,15 @@ def query(db: sqlite3.Connection, text: str, limit: int = 50) -> list[Hit]:
     match = fts_query(text)
     if not match:
         return []
+    within, params = "", [match]
+    if conversation is not None:
+        within = " AND rowid IN (SELECT id FROM search_text WHERE conversation = ?)"
+        params.append(conversation)
     rows = db.execute(
         "SELECT t.conversation, t.seq, t.idx, t.body, c.title, c.updated, c.model FROM "
-        "(SELECT rowid AS id, rank FROM search_fts WHERE search_fts MATCH ? ORDER BY rank LIMIT ?) AS best "
+        f"(SELECT rowid AS id, rank FROM search_fts WHERE search_fts MATCH ?{within} ORDER BY rank LIMIT ?) AS best "
         "JOIN search_text t ON t.id = best.id JOIN conversations c ON c.id = t.conversation ORDER BY best.rank",
-        (match, limit)).fetchall()
+        (*params, limit)).fetchall()
     words = [w.lower() for w in re.findall(r"\w+", text)]
     return [Hit(r[0], r[1], r[2], snippet(r[3], words), r[4], r[5], r[6]) for r in rows]
 

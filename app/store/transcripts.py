@@ -25,7 +25,7 @@ import json
 import math
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,6 +47,7 @@ from ..ids import InvalidId, check_id
 from ..stream import PENDING_APPROVAL, Block, TextBlock, ToolCallBlock, Turn, block_from_record, block_record
 from ..stream.limits import TooDeep, check_depth, loads, one_line
 from ..stream.usage import Usage, total, usage_words
+from ..titles import clean_title
 from ..words import interrupted_note
 from . import search
 from .schema import migrate
@@ -57,13 +58,30 @@ if TYPE_CHECKING:  # the loop (httpx, the dispatcher, jsonschema) is imported wh
 
 __all__ = ["Store", "StoredTurn", "StoredUser", "StoredEntry", "Conversation", "TranscriptWriter", "history_of",
            "retry_point", "export_document", "import_document", "store_conversation", "markdown_of", "ImportError_",
-           "VERSION"]
+           "VERSION", "resolve_among", "UnresolvedConversation", "ConversationNotFound", "AmbiguousConversation"]
 
 #: A forming call's buffer up to this size is rewritten at every flush; past it, only as it grows by a quarter.
 _SMALL_BUFFER = 65_536
 
 #: What a reopen says about a turn the process did not live to finish.
 KILLED = "callstream stopped"
+#: How many of the conversations an ambiguous prefix names are listed.
+_LISTED = 10
+
+
+class UnresolvedConversation(LookupError):
+    """An id, or the start of one, that names no stored conversation or more
+    than one; the message says which (several lines for an ambiguous one)."""
+
+
+class ConversationNotFound(UnresolvedConversation):
+    pass
+
+
+class AmbiguousConversation(UnresolvedConversation):
+    def __init__(self, message: str, matches: list[str]) -> None:
+        super().__init__(message)
+        self.matches = matches
 
 
 @dataclass(slots=True)
@@ -354,6 +372,14 @@ class Store:
             self._db.execute("DELETE FROM entries WHERE conversation = ?", (conversation,))
             self._db.execute("DELETE FROM conversations WHERE id = ?", (conversation,))
 
+    def rename(self, conversation: str, title: str) -> str:
+        """Give ``conversation`` (a whole id) a title (``clean_title``: one
+        line, 1 to 200 characters; a ``ValueError`` saying so otherwise).
+        Its first message no longer names it. Returns the title as stored."""
+        line = clean_title(title)
+        self._db.execute("UPDATE conversations SET title = ? WHERE id = ?", (line, conversation))
+        return line
+
     def fork(self, source: Conversation, at: int, new_id: str) -> str:
         """A new conversation holding the path of ``source`` up to entry
         ``at`` (copies; the source is untouched), remembered as forked from it."""
@@ -375,9 +401,9 @@ class Store:
         """Fork ``conversation`` (an id or a unique prefix) at entry ``at``
         (default: where it was last shown): (the source, the entry, the new
         id). Raises LookupError with a sentence when either is not there."""
-        source = self.load(conversation)
+        source = self.load(self.resolve(conversation))  # an unknown or ambiguous id: an UnresolvedConversation
         if source is None:
-            raise LookupError(f"no stored conversation {conversation!r} (callstream transcripts lists them)")
+            raise ConversationNotFound(f"no stored conversation {conversation!r} (callstream transcripts lists them)")
         at = source.head if at is None else at
         if at is None or source.entry(at) is None:
             last = max((e.seq for e in source.tree), default=None)
@@ -431,21 +457,36 @@ class Store:
         rows = self._db.execute("SELECT conversation, turn, branch FROM entries WHERE kind = 'turn'").fetchall()
         return {(r[0], r[1]): r[2] for r in rows}
 
-    def search(self, text: str, limit: int = 50) -> list[search.Hit]:
-        return search.query(self._db, text, limit)
+    def search(self, text: str, limit: int = 50, conversation: str | None = None) -> list[search.Hit]:
+        """The best matches of ``text`` (in ``conversation`` only, a whole id, when given)."""
+        return search.query(self._db, text, limit, conversation)
+
+    def resolve(self, text: str, also: Iterable[str] = ()) -> str:
+        """The whole id of the conversation ``text`` names: its id, or the
+        start of exactly one stored id (or of one of ``also``: ids known
+        elsewhere, such as the ledger's). The one rule every command that
+        takes a conversation follows (``resolve_among`` without a store).
+        ``InvalidId`` for text outside the id alphabet (checked first),
+        ``ConversationNotFound`` when nothing starts so,
+        ``AmbiguousConversation`` (listing them) when several do."""
+        check_id(text)
+        if self._db.execute("SELECT 1 FROM conversations WHERE id = ?", (text,)).fetchone():
+            return text
+        rows = self._db.execute("SELECT id, title, updated FROM conversations WHERE substr(id, 1, ?) = ? "
+                                "ORDER BY updated DESC", (len(text), text)).fetchall()
+        return _pick(text, [(row["id"], row["title"], row["updated"]) for row in rows], also)
 
     def load(self, conversation: str, head: int | None = None) -> Conversation | None:
-        """A stored conversation (its id, or a unique prefix of it), shown at
-        ``head`` (default: where it was last shown); ``InvalidId`` for an id
-        outside the alphabet."""
-        check_id(conversation)
+        """A stored conversation (its id, or a unique prefix of it: ``resolve``),
+        shown at ``head`` (default: where it was last shown); None when it does
+        not name exactly one; ``InvalidId`` for an id outside the alphabet."""
+        try:
+            conversation = self.resolve(conversation)
+        except UnresolvedConversation:
+            return None
         row = self._db.execute("SELECT * FROM conversations WHERE id = ?", (conversation,)).fetchone()
         if row is None:
-            matches = self._db.execute("SELECT * FROM conversations WHERE substr(id, 1, ?) = ?",
-                                       (len(conversation), conversation)).fetchall()
-            if len(matches) != 1:
-                return None
-            row = matches[0]
+            return None
         result = Conversation(row["id"], row["title"], row["created"], row["updated"], row["provider"],
                               row["model"], row["dialect"], forked_from=row["forked_from"],
                               forked_at=row["forked_at"], forked_len=row["forked_len"] or 0)
@@ -498,6 +539,33 @@ def _stored_usage(column: str | None) -> Usage | None:
         return Usage.from_dict(loads(column))
     except ValueError:
         return None
+
+
+def resolve_among(text: str, known: Iterable[str]) -> str:
+    """``Store.resolve`` over ids known without a store (a ledger's)."""
+    check_id(text)
+    return _pick(text, [], known)
+
+
+def _pick(text: str, stored: list[tuple[str, str, float | None]], also: Iterable[str]) -> str:
+    """The one conversation ``text`` is the id or the start of, among
+    ``stored`` (id, title, updated; newest first) and ``also``."""
+    others = [known for known in dict.fromkeys(also) if known.startswith(text)]
+    if text in others:
+        return text
+    seen = {found for found, _, _ in stored}
+    matches = stored + [(known, "", None) for known in others if known not in seen]
+    if len(matches) == 1:
+        return matches[0][0]
+    if not matches:
+        raise ConversationNotFound(f"no stored conversation {text!r} (callstream transcripts lists them)")
+    lines = [f"{text!r} is the start of {len(matches)} conversations' ids; give more of the one you mean:"]
+    for found, title, updated in matches[:_LISTED]:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(updated)) if updated is not None else "(in the ledger)"
+        lines.append(f"  {found}  {when}  {one_line(title or '(untitled)', 60)}")
+    if len(matches) > _LISTED:
+        lines.append(f"  … and {len(matches) - _LISTED} more")
+    raise AmbiguousConversation("\n".join(lines), [found for found, _, _ in matches])
 
 
 def _stored_block(record: str, raw: str | None = None) -> Block:
@@ -789,11 +857,12 @@ def _optional_text(item: dict[str, Any], name: str, where: str) -> str | None:
     return value
 
 
-def import_document(store: Store, document: Any) -> str:
+def import_document(store: Store, document: Any, as_new: bool = False) -> str:
     """Store an exported transcript (version 1: one line of entries; 2: a
     tree); returns its conversation id. Every field is checked before
     anything is written (a wrong one is an ``ImportError_`` naming it), and
-    the whole import is one transaction: nothing half-stored."""
+    the whole import is one transaction: nothing half-stored. ``as_new``:
+    under a fresh id, beside any stored copy, instead of refusing."""
     try:
         check_depth(document)
     except TooDeep as exc:
@@ -805,12 +874,14 @@ def import_document(store: Store, document: Any) -> str:
         raise ImportError_(f"unsupported transcript version {str(version)[:20]!r}")
     meta = document.get("conversation")
     items = document.get("items")
-    if not isinstance(meta, dict) or not isinstance(items, list) or not isinstance(meta.get("id"), str):
+    if not isinstance(meta, dict) or not isinstance(items, list) or (
+            not as_new and not isinstance(meta.get("id"), str)):
         raise ImportError_("the transcript has no conversation id or no items")
-    try:
-        check_id(meta["id"])
-    except InvalidId as exc:
-        raise ImportError_(str(exc)) from None
+    if not as_new:
+        try:
+            check_id(meta["id"])
+        except InvalidId as exc:
+            raise ImportError_(str(exc)) from None
     entries: list[StoredEntry] = []
     numbers: dict[Any, int] = {}
     for seq, item in enumerate(items):
@@ -828,7 +899,7 @@ def import_document(store: Store, document: Any) -> str:
             branch = _optional_text(item, "branch", where) or ""
         entries.append(_entry_of(item, seq, parent, branch, where))
     head = numbers.get(meta.get("head")) if version == 2 else None
-    return store_conversation(store, meta, entries, head)
+    return store_conversation(store, meta, entries, head, as_new)
 
 
 def _entry_of(item: dict[str, Any], seq: int, parent: int | None, branch: str, where: str) -> StoredEntry:
@@ -861,17 +932,21 @@ def _entry_of(item: dict[str, Any], seq: int, parent: int | None, branch: str, w
 
 
 def store_conversation(store: Store, meta: dict[str, Any], entries: list[StoredEntry],
-                       head: int | None = None) -> str:
+                       head: int | None = None, as_new: bool = False) -> str:
     """Write a whole conversation read from a file (ours or another
     client's), in one transaction: entries in order, each after its parent.
-    Refuses an id outside the alphabet or already stored."""
-    try:
-        conversation = check_id(meta.get("id"))
-    except InvalidId as exc:
-        raise ImportError_(str(exc)) from None
-    existing = store.load(conversation)
-    if existing is not None and existing.id == conversation:
-        raise ImportError_(f"conversation {conversation} is already stored")
+    Refuses an id outside the alphabet or already stored, unless ``as_new``:
+    then it is stored under a fresh id (the file's id is not used at all)."""
+    if as_new:
+        conversation = uuid.uuid4().hex
+    else:
+        try:
+            conversation = check_id(meta.get("id"))
+        except InvalidId as exc:
+            raise ImportError_(str(exc)) from None
+        if store._db.execute("SELECT 1 FROM conversations WHERE id = ?", (conversation,)).fetchone():
+            raise ImportError_(f"conversation {conversation} is already stored (import --as-new imports it "
+                               "under a new id beside it)")
     now = time.time()
     created = _number(meta.get("created"), "conversation.created", now)
     updated = _number(meta.get("updated"), "conversation.updated", now)

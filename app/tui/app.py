@@ -19,7 +19,9 @@ from textual.screen import Screen
 from ..chat.providers import Endpoint
 from ..chat.session import ChatSession
 from ..config import Config
+from ..paths import data_dir
 from ..runtime import Runtime, open_runtime
+from ..store.housekeeping import delete_conversation
 from .chat_screen import ChatScreen
 from .state import TuiState
 from .transcripts_screen import TranscriptsScreen
@@ -117,7 +119,16 @@ class CallstreamApp(App[None]):
             if choice:
                 self.open_conversation(*choice)
 
-        self.push_screen(TranscriptsScreen(self.runtime.store.list, self.runtime.store.search), chosen)
+        store = self.runtime.store
+
+        def delete(conversation: str) -> None:
+            delete_conversation(store, conversation, data_dir() / "recordings")
+
+        def rename(conversation: str, title: str) -> None:
+            store.rename(conversation, title)
+
+        self.push_screen(TranscriptsScreen(store.list, store.search, delete, rename, self.session.conversation),
+                         chosen)
 
     def open_conversation(self, conversation: str, at: int | None = None) -> None:
         """Continue a stored conversation in a fresh chat screen (at entry
