@@ -107,3 +107,30 @@ def test_audit_of_a_missing_file_is_a_clear_error(home: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "app", "audit", "/nonexistent.ndjson"], cwd=ROOT,
                             capture_output=True, text=True)
     assert result.returncode == 2 and "cannot read" in result.stderr
+
+
+@pytest.mark.parametrize("content", [b"# notes, not a stream\n", b"\x00\x01\x02 binary", b""],
+                         ids=["text", "binary", "empty"])
+def test_audit_of_a_file_that_is_not_a_recording_says_so(tmp_path: Path, home: Path, content: bytes) -> None:
+    good = recording(tmp_path, "good", ['{"status": "la', 'te"}'], ["status"])
+    bad = tmp_path / "notes.txt"
+    bad.write_bytes(content)
+    result = subprocess.run([sys.executable, "-m", "app", "audit", str(good), str(bad)], cwd=ROOT,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "is not a recording" in result.stderr
+    assert str(bad) in result.stderr
+
+
+def test_audit_follows_a_model_switch(home: Path) -> None:
+    from tests.test_replay import switched_conversation
+
+    _, path, dialects = switched_conversation()
+    assert dialects == ["openai-chat", "anthropic", "gemini"]
+    audits = audit_recording(path)
+    # the calls of every dialect are found, each read in the dialect it was streamed in (before, only the first)
+    assert [(a.turn, a.name, a.final) for a in audits] == [
+        (0, "get_order", {"order_id": "A-1042"}),
+        (2, "search_orders", {"customer": "Grace Hopper", "status": "open"}),
+        (2, "search_orders", {"customer": "Grace Hopper", "status": "shipped"}),
+        (4, "get_order", {"order_id": "A-1043"})]

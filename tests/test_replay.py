@@ -245,3 +245,160 @@ def test_the_sample_recordings_replay(home: Path, name: str) -> None:
     if name == "retry-after-dispatch":
         # the ticket ran before the stream dropped: the next turn continues from it, nothing is re-issued
         assert states == ["ran", "not run"] and len(replayer.session.turns) == 2
+
+
+# -- a conversation that switched dialect mid-way (/model, /provider) ------------------------------------------
+
+def switched_conversation() -> tuple[str, Path, list[str]]:
+    """A live conversation on the demo model through the real runtime: openai-chat, then /model anthropic,
+    then /model gemini (``Runtime.switch``, what the TUI's /model calls), each with a round of tool calls."""
+    from app.runtime import open_runtime
+    from app.tools.approvals import Approvals
+
+    runtime = open_runtime(config=demo("openai-chat"))
+    session = runtime.session(approvals=Approvals.from_config(runtime.config, approve="all"))
+    dialects = []
+
+    async def go() -> None:
+        try:
+            for model, message in ((None, "Show me order A-1042"), ("anthropic", "Show me Grace Hopper's open and "
+                                   "shipped orders"), ("gemini", "Show me order A-1043")):
+                if model is not None:
+                    runtime.switch(session, model=model)
+                dialects.append(session.endpoint.dialect)
+                done = await session.send(message)
+                assert done.status == "done", done.message
+        finally:
+            await session.aclose()
+            runtime.close()
+
+    asyncio.run(go())
+    return session.conversation, data_dir() / "recordings" / f"{session.conversation}.ndjson.gz", dialects
+
+
+def test_replay_follows_a_model_switch_to_another_dialect(home: Path) -> None:
+    conversation, path, dialects = switched_conversation()
+    assert dialects == ["openai-chat", "anthropic", "gemini"]
+    markers = [data for _, kind, data in read_recording(path).events if kind == "m" and data["kind"] == "switch"]
+    assert [m["dialect"] for m in markers] == ["anthropic", "gemini"]
+    store = Store(data_dir() / "callstream.db")
+    stored = store.load(conversation)
+    store.close()
+    assert stored is not None
+    expected = [(t.turn, t.outcome, [_shape(block_record(b)) for b in t.blocks])
+                for t in stored.items if hasattr(t, "blocks")]
+    assert sum(1 for _, _, blocks in expected for b in blocks if b["type"] == "tool_call") >= 4
+    replayer = replay(path, math.inf, Registry.default(data_dir()))
+    got = [(t.index, t.result.outcome if t.result else None, [_shape(block_record(b)) for b in t.blocks])
+           for t in replayer.session.turns]
+    assert got == expected
+    assert replayer.session.endpoint.dialect == "gemini"
+    assert {"get_order", "search_orders"} <= set(replayer.registry.names())  # tools read from each dialect's request
+
+
+def test_a_switch_marker_to_an_unknown_dialect_is_a_stated_failure(home: Path) -> None:
+    path = home / "bad-switch.ndjson"
+    path.write_text('{"format": "callstream-recording", "version": 1, "dialect": "openai-chat"}\n'
+                    '[0, "m", {"kind": "switch", "dialect": "../../etc"}]\n[0, "m", {"kind": "user", "text": "x"}]\n')
+    result = subprocess.run([sys.executable, "-m", "app", "replay", str(path), "--headless"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "switches to an unknown dialect" in result.stderr
+    assert "Traceback" not in result.stderr and result.stderr.count("\n") == 1
+
+
+# -- what replay accepts ------------------------------------------------------------------------------------------
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+
+def one_line_failure(result: subprocess.CompletedProcess[str], *words: str) -> None:
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    for word in words:
+        assert word in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("content", [b"# just some notes\nnothing to see\n", b"\x89PNG\r\n\x1a\n\x00\x00binary",
+                                     b"", b'{"format": "callstream-transcript", "version": 2}\n'],
+                         ids=["text", "binary", "empty", "an-export"])
+def test_replay_of_a_file_that_is_not_a_recording_says_so(home: Path, content: bytes) -> None:
+    path = home / "not-a-recording.txt"
+    path.write_bytes(content)
+    one_line_failure(cli("replay", str(path), "--headless"), "is not a recording", "no SSE 'data:' line")
+
+
+def test_replay_of_a_directory_says_it_cannot_read_it(home: Path) -> None:
+    one_line_failure(cli("replay", str(home), "--headless"), "cannot read")
+
+
+def test_replay_headless_exits_1_for_a_failed_conversation(home: Path) -> None:
+    _, path = live(["/demo cutoff"], demo_config("openai-chat", retries=0))  # no retry: the turn fails
+    headless = cli("replay", str(path), "--headless", "--speed", "instant")
+    assert headless.returncode == 1 and "Traceback" not in headless.stderr, headless.stderr
+    assert "Interrupted" in headless.stdout + headless.stderr
+    as_json = cli("replay", str(path), "--json", "--speed", "instant")
+    assert as_json.returncode == 1
+    assert json.loads(as_json.stdout)["status"] != "done"
+
+
+def test_replay_headless_exits_0_for_a_finished_conversation(home: Path) -> None:
+    _, path = live(["Show me order A-1042"], demo("openai-chat"))
+    assert cli("replay", str(path), "--headless", "--speed", "instant").returncode == 0
+
+
+@pytest.mark.parametrize("speed", ["0.1", "65", "1e9", "nan", "-1", "0", "fast"])
+def test_a_speed_outside_its_range_is_refused_naming_the_range(home: Path, speed: str) -> None:
+    one_line_failure(cli("replay", "x", "--speed", speed), "--speed must be from 0.25 to 64, or instant", speed)
+
+
+@pytest.mark.parametrize("speed", ["0.25", "64", "instant"])
+def test_the_ends_of_the_speed_range_are_accepted(home: Path, speed: str) -> None:
+    path = ROOT / "transcripts" / "two-searches.ndjson"
+    if speed != "instant":  # a real-time play of the sample at 0.25x takes long: the parse is what is tested
+        from app.pacing import parse_replay_speed
+
+        assert parse_replay_speed(speed) == float(speed)
+        return
+    assert cli("replay", str(path), "--headless", "--speed", speed).returncode == 0
+
+
+@pytest.mark.parametrize("limit", ["-1", "3601", "nan"])
+def test_an_idle_limit_outside_its_range_is_refused_naming_the_range(home: Path, limit: str) -> None:
+    one_line_failure(cli("replay", "x", "--idle-limit", limit), "--idle-limit must be from 0 to 3600 seconds")
+
+
+def test_replay_help_states_the_ranges(home: Path) -> None:
+    text = " ".join(cli("replay", "--help").stdout.split())
+    assert "0.25 to 64, or instant" in text and "from 0 to 3600" in text and "exit 0 when the conversation finished" \
+        in text and "1 when it ended in a stated failure" in text
+
+
+@pytest.mark.parametrize("speed", ["-1", "1001", "nan"])
+def test_serve_demo_refuses_a_speed_outside_its_range(home: Path, speed: str) -> None:
+    one_line_failure(cli("serve-demo", "--speed", speed, "--port", "0"), "--speed must be a number from 0 (no pauses)"
+                     " to 1000")
+
+
+def test_serve_demo_help_states_the_range(home: Path) -> None:
+    assert "from 0 to 1000" in " ".join(cli("serve-demo", "--help").stdout.split())
+
+
+@pytest.mark.parametrize("speed", ["-1", "1001", "nan"])
+def test_a_demo_profile_speed_outside_its_range_is_refused(home: Path, speed: str) -> None:
+    value = speed if speed != "nan" else "nan"
+    (home / "config.toml").write_text(f'[providers.quick]\nprovider = "demo"\nspeed = {value}\n')
+    one_line_failure(cli("ask", "hi", "--provider", "quick"), "providers.quick.speed must be a number from 0 "
+                     "(no pauses) to 1000")
+
+
+def test_replay_by_conversation_id_prefix(home: Path) -> None:
+    conversation, _ = live(["Show me order A-1042"], demo("anthropic"))
+    result = cli("replay", conversation[:5], "--headless", "--speed", "instant")
+    assert result.returncode == 0 and "⚙ get_order · ran · Order: A-1042" in result.stdout, result.stderr
+
+
+def test_replay_of_a_conversation_without_a_recording_says_so(home: Path) -> None:
+    conversation, path = live(["Show me order A-1042"], demo("anthropic"))
+    path.unlink()
+    one_line_failure(cli("replay", conversation[:5], "--headless"), "has no recording")
