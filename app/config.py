@@ -208,7 +208,8 @@ class Config:
     keys: dict[str, str] = field(default_factory=dict)
     #: The theme when none was chosen in the palette yet.
     theme: str | None = None
-    #: Recordings older than this many days are removed when a session starts and after each exchange (None: kept; app/store/housekeeping.py).
+    #: Recordings older than this many days are removed when a session starts and after each exchange
+    #: (None: kept; app/store/housekeeping.py).
     recordings_max_age_days: float | None = None
     #: The recordings directory is pruned, oldest first, to this many MB (None: no cap).
     recordings_max_mb: float | None = None
