@@ -282,8 +282,11 @@ def _terminal(args: list[str], answer: bytes) -> tuple[int, str]:
     os.close(follower)
     shown = b""
     try:
-        while b"[y/N]" not in shown:
-            chunk = os.read(leader, 4096)
+        while b"[y/N]" not in shown:  # the question, or the end of the process (EOF / EIO)
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:
+                break
             if not chunk:
                 break
             shown += chunk

@@ -14,7 +14,8 @@ from app.store.transcripts import Store
 from app.tui.transcripts_screen import ConfirmDelete, RenameDialog, TranscriptsScreen
 from tests.conversations import converse
 from tests.test_transcripts_cli import imported
-from tests.test_tui import SIZE, demo_app, send, wait_for
+from tests.test_tui import SIZE, demo_app, send
+from tests.waiting import wait_for
 
 
 def titles() -> dict[str, str]:
