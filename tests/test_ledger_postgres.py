@@ -115,8 +115,12 @@ def test_ledger_lists_the_shared_ledger_and_hides_the_password(pg_ledger_url: st
     (entry,) = json.loads(listed.stdout)
     assert (entry["conversation"], entry["turn"], entry["tool"], entry["state"]) == ("conv-x", 3, "create_ticket",
                                                                                      "ran")
-    empty_of = _cli("--conversation", "none", url=with_password, home=tmp_path)
-    assert "the ledger is empty" in empty_of.stdout and password not in empty_of.stdout + empty_of.stderr
+    # a conversation only the shared ledger knows is found by the start of its id; an unknown one is refused
+    prefixed = _cli("--conversation", "conv", "--json", url=with_password, home=tmp_path)
+    assert [e["conversation"] for e in json.loads(prefixed.stdout)] == ["conv-x"], prefixed.stderr
+    unknown = _cli("--conversation", "none", url=with_password, home=tmp_path)
+    assert unknown.returncode == 2 and "no stored conversation 'none'" in unknown.stderr
+    assert password not in unknown.stdout + unknown.stderr + prefixed.stdout + prefixed.stderr
     assert password not in public_url(with_password)
 
 

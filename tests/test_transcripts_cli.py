@@ -280,9 +280,9 @@ def _terminal(args: list[str], answer: bytes) -> tuple[int, str]:
     process = subprocess.Popen([sys.executable, "-m", "app", *args], cwd=ROOT, stdin=follower, stdout=follower,
                                stderr=follower, close_fds=True)
     os.close(follower)
-    shown = b""
-    try:
-        while b"[y/N]" not in shown:  # the question, or the end of the process (EOF / EIO)
+
+    def read(shown: bytes, until: bytes | None) -> bytes:
+        while until is None or until not in shown:  # what is awaited, or the end of the process (EOF / EIO)
             try:
                 chunk = os.read(leader, 4096)
             except OSError:
@@ -290,16 +290,13 @@ def _terminal(args: list[str], answer: bytes) -> tuple[int, str]:
             if not chunk:
                 break
             shown += chunk
+        return shown
+
+    try:
+        shown = read(b"", b"[y/N]")
         os.write(leader, answer)
         code = process.wait(timeout=60)
-        while True:
-            try:
-                chunk = os.read(leader, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            shown += chunk
+        shown = read(shown, None)
     finally:
         os.close(leader)
         if process.poll() is None:

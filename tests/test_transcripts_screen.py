@@ -38,6 +38,13 @@ async def open_list(app: Any, pilot: Any) -> None:
     await wait_for(pilot, lambda: isinstance(app.focused, OptionList))
 
 
+async def dialog(app: Any, pilot: Any, key: str, kind: type) -> None:
+    """In the list, press ``key`` and wait for its dialog."""
+    await open_list(app, pilot)
+    await pilot.press(key)
+    await wait_for(pilot, lambda: isinstance(app.screen, kind))
+
+
 @pytest.fixture
 def demo_conversation(home: Path) -> str:
     """A conversation run on the demo model (its turns, its recording), made before the app starts."""
@@ -66,9 +73,7 @@ async def test_delete_answered_no_keeps_the_conversation(home: Path) -> None:
     imported(home, "keep-me", "keep me")
     app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
-        await open_list(app, pilot)
-        await pilot.press("delete")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmDelete))
+        await dialog(app, pilot, "delete", ConfirmDelete)
         await pilot.press("n")
         await wait_for(pilot, lambda: isinstance(app.screen, TranscriptsScreen))
         assert len(labels(app)) == 1
@@ -103,9 +108,7 @@ async def test_f2_renames_and_the_list_shows_the_title(home: Path) -> None:
     imported(home, "to-rename", "old title")
     app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
-        await open_list(app, pilot)
-        await pilot.press("f2")
-        await wait_for(pilot, lambda: isinstance(app.screen, RenameDialog))
+        await dialog(app, pilot, "f2", RenameDialog)
         field = app.screen.query_one(Input)
         assert field.value == "old title"
         field.value = ""
@@ -125,9 +128,7 @@ async def test_f2_with_an_empty_title_says_why_and_esc_keeps_the_old_one(home: P
     imported(home, "to-rename", "old title")
     app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
-        await open_list(app, pilot)
-        await pilot.press("f2")
-        await wait_for(pilot, lambda: isinstance(app.screen, RenameDialog))
+        await dialog(app, pilot, "f2", RenameDialog)
         app.screen.query_one(Input).value = "   "
         await pilot.press("enter")
         await pilot.pause()
