@@ -282,7 +282,15 @@ def _terminal(args: list[str], answer: bytes) -> tuple[int, str]:
     os.close(follower)
 
     def read(shown: bytes, until: bytes | None) -> bytes:
-        while until is None or until not in shown:  # what is awaited, or the end of the process (EOF / EIO)
+        """Until ``until`` is shown, or the process ends (EOF / EIO), or a generous deadline passes."""
+        import select
+        import time
+
+        end = time.monotonic() + 60
+        while until is None or until not in shown:
+            ready, _, _ = select.select([leader], [], [], max(0.0, end - time.monotonic()))
+            if not ready:
+                break
             try:
                 chunk = os.read(leader, 4096)
             except OSError:
