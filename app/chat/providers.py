@@ -8,12 +8,15 @@ from __future__ import annotations
 import ipaddress
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from ..config import DIALECT_NAMES, Config, ConfigError, ProviderProfile
-from ..demo.server import DemoServer
 from ..stream.dialects import AUTH_HEADERS
 from ..stream.redact import register_secret
+
+if TYPE_CHECKING:
+    from ..demo.server import DemoServer
 
 __all__ = ["Endpoint", "open_endpoint", "register_configured_keys", "is_loopback"]
 
@@ -60,6 +63,8 @@ class Endpoint:
 def open_endpoint(profile: ProviderProfile) -> Endpoint:
     dialect = profile.dialect
     if profile.provider == "demo":
+        from ..demo.server import DemoServer  # the demo's dialects and model: only when it is used
+
         server = DemoServer(speed=profile.demo_speed).start()
         base = server.base_url + ("/v1" if dialect.startswith("openai") else "")
         return Endpoint(dialect, base, profile.model, profile.label, AUTH_HEADERS[dialect]("demo"), server)

@@ -38,14 +38,20 @@ def _chat(provider: str | None, model: str | None, base_url: str | None, convers
           transcripts: bool = False, system: str | None = None, role: str | None = None,
           at: int | None = None) -> int:
     from ..config import ConfigError
-    from ..tui.app import make_app
+    from ..tui.app import make_app, make_deferred_app
 
     try:
-        app = make_app(provider, model, base_url, conversation=conversation, transcripts=transcripts,
-                       system=system, role=role, at=at)
+        if conversation is None and not transcripts:
+            # a new conversation: the first frame first, the provider and the data files right after it
+            app = make_deferred_app(provider, model, base_url, system=system, role=role)
+        else:
+            app = make_app(provider, model, base_url, conversation=conversation, transcripts=transcripts,
+                           system=system, role=role, at=at)
     except ConfigError as exc:
         return fail(str(exc))
     app.run()
+    if app.start_error is not None:
+        return fail(app.start_error)
     return 0
 
 

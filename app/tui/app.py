@@ -2,7 +2,11 @@
 
 ``make_app`` builds everything from the config and the command line (the
 demo model when nothing is configured) so tests can build the same app with
-their own endpoint.
+their own endpoint. ``make_deferred_app`` (the command line's) draws the first
+frame from the config alone and opens the rest — the provider (the embedded
+demo server), the tools, the ledger, the store, httpx, the dialects — right
+after it: those imports and files are most of a cold start, and a person
+reads the screen before typing. What is typed meanwhile waits in the queue.
 """
 
 from __future__ import annotations
@@ -10,23 +14,23 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from ..chat.providers import Endpoint
-from ..chat.session import ChatSession
-from ..config import Config
-from ..paths import data_dir
-from ..runtime import Runtime, open_runtime
-from ..store.housekeeping import delete_conversation
 from .chat_screen import ChatScreen
 from .state import TuiState
-from .transcripts_screen import TranscriptsScreen
 
-__all__ = ["CallstreamApp", "make_app", "DEMO_WELCOME"]
+if TYPE_CHECKING:
+    from ..chat.providers import Endpoint
+    from ..chat.session import ChatSession
+    from ..config import Config
+    from ..runtime import Runtime
+
+__all__ = ["CallstreamApp", "Deferred", "make_app", "make_deferred_app", "DEMO_WELCOME"]
 
 DEMO_WELCOME = (
     "You are talking to the demo model (offline, scripted) through the built-in support tools. Try:\n"
@@ -37,15 +41,37 @@ DEMO_WELCOME = (
 )
 
 
+@dataclass(frozen=True)
+class Deferred:
+    """What the first frame needs (the config, the provider's label), and how
+    to open everything else after it."""
+
+    config: Config
+    label: str
+    open: Callable[[], tuple[Runtime, ChatSession]]
+
+
 class CallstreamApp(App[None]):
     TITLE = "callstream"
     ENABLE_COMMAND_PALETTE = True
 
-    def __init__(self, runtime: Runtime, session: ChatSession, welcome: str | None = None,
+    #: Set at construction, or (deferred) once the first frame is drawn.
+    runtime: Runtime
+    session: ChatSession
+
+    def __init__(self, runtime: Runtime | Deferred, session: ChatSession | None = None, welcome: str | None = None,
                  cursor_blink: bool = True, start_with_transcripts: bool = False, at: int | None = None) -> None:
         super().__init__()
-        self.runtime = runtime
-        self.session = session
+        self._deferred: Deferred | None = None
+        if isinstance(runtime, Deferred):
+            self._deferred = runtime
+            self.config = runtime.config
+        else:
+            assert session is not None
+            self.runtime, self.session = runtime, session
+            self.config = runtime.config
+        #: Why a deferred start could not open the provider or the data files (the CLI says it, exit 2).
+        self.start_error: str | None = None
         self.welcome = welcome
         #: Off in snapshot tests, so two renders of one screen are identical.
         self.cursor_blink = cursor_blink
@@ -75,16 +101,41 @@ class CallstreamApp(App[None]):
         # from walking it again and again in the middle of a stream
         gc.freeze()
         self._apply_settings()
-        # MCP servers start in the background once the screen is up: typing never waits for them
-        self.call_after_refresh(self.runtime.registry.start_servers)
-        self.push_screen(ChatScreen(self.session, self.welcome, focus=self._at))
-        for warning in self.runtime.config.warnings:
+        if self._deferred is not None:
+            self.push_screen(ChatScreen(None, self.welcome, label=self._deferred.label))
+        else:
+            # MCP servers start in the background once the screen is up: typing never waits for them
+            self.call_after_refresh(self.runtime.registry.start_servers)
+            self.push_screen(ChatScreen(self.session, self.welcome, focus=self._at))
+            if self._start_with_transcripts:
+                self.action_open_transcripts()
+        for warning in self.config.warnings:
             self.notify(warning, title="config", severity="warning", markup=False, timeout=10)
-        if self._start_with_transcripts:
-            self.action_open_transcripts()
+
+    def on_ready(self) -> None:
+        # Ready comes once the start-up batch is over (a refresh inside it draws nothing),
+        # so what runs after the next refresh runs after the first frame is on the terminal
+        if self._deferred is not None and isinstance(self.screen, ChatScreen):
+            self.screen.call_after_refresh(self._open_deferred, self.screen)
+
+    def _open_deferred(self, screen: ChatScreen) -> None:
+        """After the first frame: the provider, the tools and the data files."""
+        from ..config import ConfigError
+        from ..dbfile import DataFileError
+
+        assert self._deferred is not None
+        try:
+            self.runtime, self.session = self._deferred.open()
+        except (ConfigError, DataFileError) as exc:
+            self.start_error = str(exc)
+            self.exit(return_code=2)
+            return
+        self._deferred = None
+        screen.attach(self.session)
+        self.call_after_refresh(self.runtime.registry.start_servers)
 
     def _apply_settings(self) -> None:
-        config = self.runtime.config
+        config = self.config
         theme = self.state.theme or config.theme
         if theme and theme in self.available_themes:
             self.theme = theme
@@ -115,6 +166,10 @@ class CallstreamApp(App[None]):
         self.push_screen(McpScreen(self.runtime.registry.mcp))
 
     def action_open_transcripts(self) -> None:
+        from ..paths import data_dir
+        from ..store.housekeeping import delete_conversation
+        from .transcripts_screen import TranscriptsScreen
+
         def chosen(choice: tuple[str, int | None] | None) -> None:
             if choice:
                 self.open_conversation(*choice)
@@ -159,11 +214,15 @@ class CallstreamApp(App[None]):
             yield SystemCommand("Edit the prompt in $EDITOR", "Ctrl+E: for a long prompt", screen.action_edit_in_editor)
 
     async def on_unmount(self) -> None:
-        if self.session.busy:
-            self.session.cancel()
-        await self.session.aclose()
-        await self.runtime.registry.aclose()
-        self.runtime.close()
+        session: ChatSession | None = getattr(self, "session", None)
+        if session is not None:
+            if session.busy:
+                session.cancel()
+            await session.aclose()
+        runtime: Runtime | None = getattr(self, "runtime", None)
+        if runtime is not None:
+            await runtime.registry.aclose()
+            runtime.close()
 
 
 def make_app(provider: str | None = None, model: str | None = None, base_url: str | None = None,
@@ -171,11 +230,42 @@ def make_app(provider: str | None = None, model: str | None = None, base_url: st
              transcripts: bool = False, system: str | None = None, role: str | None = None,
              at: int | None = None) -> CallstreamApp:
     """Raises ConfigError (shown as one line by the CLI) when it cannot start."""
+    runtime, session = _open(provider, model, base_url, config, endpoint, conversation, system, role, at)
+    welcome = DEMO_WELCOME if runtime.profile.provider == "demo" else None
+    return CallstreamApp(runtime, session, welcome, start_with_transcripts=transcripts, at=at)
+
+
+def _open(provider: str | None, model: str | None, base_url: str | None, config: Config | None,
+          endpoint: Endpoint | None, conversation: str | None, system: str | None, role: str | None,
+          at: int | None) -> tuple[Runtime, ChatSession]:
+    from ..runtime import open_runtime
+
     runtime = open_runtime(provider, model, base_url, config, endpoint, system=system, role=role)
     try:
-        session = runtime.session(conversation, head=at)
+        return runtime, runtime.session(conversation, head=at)
     except Exception:
         runtime.close()
         raise
-    welcome = DEMO_WELCOME if runtime.profile.provider == "demo" else None
-    return CallstreamApp(runtime, session, welcome, start_with_transcripts=transcripts, at=at)
+
+
+def make_deferred_app(provider: str | None = None, model: str | None = None, base_url: str | None = None,
+                      system: str | None = None, role: str | None = None) -> CallstreamApp:
+    """A new conversation whose first frame needs only the config: the rest
+    opens after it (a ConfigError from there ends the app with
+    ``start_error`` set). A bad config or an unknown profile still raises
+    ConfigError here, before any screen."""
+    from ..config import load_config
+
+    config = load_config()
+    chosen = config.role(role) if role else None
+    profile = config.profile(provider=provider or (chosen.provider if chosen else None), model=model,
+                             base_url=base_url)
+    welcome = DEMO_WELCOME if profile.provider == "demo" else None
+    endpoint = None
+    if profile.provider != "demo":  # no I/O, and a missing key is said before any screen
+        from ..chat.providers import open_endpoint
+
+        endpoint = open_endpoint(profile)
+    deferred = Deferred(config, profile.label,
+                        lambda: _open(provider, model, base_url, config, endpoint, None, system, role, None))
+    return CallstreamApp(deferred, welcome=welcome)

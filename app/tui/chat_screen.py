@@ -15,7 +15,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import events, on, work
 from textual.app import ComposeResult, SuspendNotSupported
@@ -32,36 +32,31 @@ from widgets.approval_prompt import ApprovalPrompt
 from widgets.branch_marker import BranchMarker
 from widgets.note import NoteBlock
 from widgets.prompt_input import PromptInput
-from widgets.prose import ProseBlock
-from widgets.reasoning import ReasoningBlock
 from widgets.status_line import StatusLine
-from widgets.tool_card import ToolCard
 from widgets.user_message import UserMessage
 
-from ..chat.events import (
-    AttemptFailed,
-    AttemptStarted,
-    BlockGrew,
-    BlockOpened,
-    CallState,
-    ChatEvent,
-    ConversationMoved,
-    ExchangeDone,
-    TurnDone,
-    UserSent,
-)
-from ..chat.session import ChatSession
-from ..dbfile import DataFileError
-from ..stream import ToolCallBlock
 from ..stream.inert import inert
 from ..stream.limits import one_line
 from . import slash
+
+if TYPE_CHECKING:
+    from widgets.tool_card import ToolCard
+
+    from ..chat.events import ChatEvent
+    from ..chat.session import ChatSession
+    from ..stream import ToolCallBlock
+
+# The widgets of a reply (Markdown and markdown-it, the forming preview), the
+# events and the session are imported where they are first used, not before
+# the first frame: a new conversation shows none of them.
 
 __all__ = ["ChatScreen"]
 
 #: What the status line says once an exchange ended.
 def _describe(exc: BaseException) -> str:
     """A data file's failure says itself; anything else is named by its type."""
+    from ..dbfile import DataFileError
+
     if isinstance(exc, DataFileError):
         return str(exc)
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
@@ -108,9 +103,16 @@ class ChatScreen(Screen[None]):
         Binding("ctrl+q", "app.quit", "Quit", show=True, priority=True, id="quit"),
     ]
 
-    def __init__(self, session: ChatSession, welcome: str | None = None, focus: int | None = None) -> None:
+    #: Given at construction, or by ``attach`` once the app has opened it (a deferred start).
+    session: ChatSession
+
+    def __init__(self, session: ChatSession | None, welcome: str | None = None, focus: int | None = None,
+                 label: str = "") -> None:
         super().__init__()
-        self.session = session
+        #: The provider's name for the status line until the session is attached.
+        self._label = label
+        self._attached = False
+        self._pending_session = session
         self.welcome = welcome
         #: turn index → the widgets of its current attempt, in block order
         self._turn_widgets: dict[int, dict[int, Widget]] = {}
@@ -133,7 +135,6 @@ class ChatScreen(Screen[None]):
         self._started = 0.0
         self._last_byte = 0.0
         self._ticker: Timer | None = None
-        session.listeners.append(self._on_chat_event)
 
     @property
     def clock(self) -> Callable[[], float]:
@@ -145,13 +146,15 @@ class ChatScreen(Screen[None]):
 
     @property
     def busy(self) -> bool:
-        return self._turn_active or self.session.busy
+        """A turn runs (or the session is still opening: what is sent now is queued)."""
+        return not self._attached or self._turn_active or self.session.busy
 
     def compose(self) -> ComposeResult:
         from . import commands  # noqa: F401  (registers the built-in slash commands)
 
         yield StatusLine()
-        yield VerticalScroll(id="conversation")
+        # the welcome is composed, not mounted later, so it is in the first frame
+        yield VerticalScroll(*([NoteBlock(self.welcome, "quiet")] if self.welcome else []), id="conversation")
         yield Static(Content("↓ new output below — End jumps to it"), id="new-output", classes="bar")
         yield Static(id="queued", classes="bar")
         history = getattr(self.app, "prompt_history", None)
@@ -161,25 +164,39 @@ class ChatScreen(Screen[None]):
 
     def on_mount(self) -> None:
         status = self.query_one(StatusLine)
-        status.provider = self.session.endpoint.label
+        status.provider = self._label
         conversation = self.query_one("#conversation", VerticalScroll)
         conversation.anchor()
         self.watch(conversation, "scroll_y", self._scrolled, init=False)
-        if self.welcome:
-            conversation.mount(NoteBlock(self.welcome, "quiet"))
-        if self.session.stored is not None:
-            self._render_stored(self.session.stored)
-        if self._focus is not None and self._focus in self._entries:
-            self._select(self._focus)
         prompt = self.prompt
         if prompt is not None:
             prompt.cursor_blink = getattr(self.app, "cursor_blink", True)
             prompt.focus()
-        if self.session.pending_approvals():
+        if self._pending_session is not None:
+            self.attach(self._pending_session)
+
+    def attach(self, session: ChatSession) -> None:
+        """The conversation to show and drive (a deferred start calls this
+        after the first frame); what was typed meanwhile is sent now."""
+        self._pending_session = None
+        self.session = session
+        self._attached = True
+        session.listeners.append(self._on_chat_event)
+        self.query_one(StatusLine).provider = session.endpoint.label
+        if session.stored is not None:
+            self._render_stored(session.stored)
+        if self._focus is not None and self._focus in self._entries:
+            self._select(self._focus)
+        if session.pending_approvals():
             # a call stored awaiting approval (a crash, or ask): answer it here
             self.call_after_refresh(self._focus_pending)
+        if self.queued:
+            self.send(self.queued.pop(0))
+            self._show_queue()
 
     def _focus_pending(self, tries: int = 40) -> None:
+        from widgets.tool_card import ToolCard
+
         for card in self.query(ToolCard):
             if card.approval is not None and card.approval.is_mounted:
                 self._set_state("waiting for your approval")
@@ -202,6 +219,10 @@ class ChatScreen(Screen[None]):
             if found is None:
                 # kept in the box, so a typo can be fixed rather than retyped
                 self.note(f"Unknown command /{name} — /help lists the commands.", "warning")
+                return
+            if not self._attached:
+                self.notify(f"/{name} waits until callstream has started; your text is kept.",
+                            markup=False, severity="warning")
                 return
             if found.idle_only and self.busy:
                 self.notify(f"/{name} waits until the turn is over (Esc cancels it); your text is kept.",
@@ -317,6 +338,8 @@ class ChatScreen(Screen[None]):
     # -- keys ------------------------------------------------------------------
 
     def action_cancel_turn(self) -> None:
+        if not self._attached:
+            return
         if self.session.busy:
             self.session.cancel()
             self._set_state("cancelling…")
@@ -329,6 +352,8 @@ class ChatScreen(Screen[None]):
             self._set_state("ready")
 
     def action_retry(self) -> None:
+        if not self._attached:
+            return
         if self.busy:
             self.notify("A turn is still running.", markup=False, severity="warning")
         elif not self.session.can_retry():
@@ -350,6 +375,8 @@ class ChatScreen(Screen[None]):
         return getattr(self.app, "runtime", None)  # a replay has none: its conversation is not stored
 
     def _idle(self) -> bool:
+        if not self._attached:
+            return False
         if self.session.busy:
             self.notify("A turn is still running: press Esc to cancel it first.", markup=False, severity="warning")
             return False
@@ -584,6 +611,8 @@ class ChatScreen(Screen[None]):
 
     def reveal_arguments(self, call: ToolCallBlock) -> None:
         """The explicit request to see a card's whole arguments (the default stays allow-listed)."""
+        from widgets.tool_card import ToolCard
+
         for card in self.query(ToolCard):
             if card.block is call:
                 card.reveal_arguments()
@@ -655,6 +684,22 @@ class ChatScreen(Screen[None]):
                                       "it goes on, and the transcript keeps all of it.", "error"))
 
     def _show(self, event: ChatEvent) -> None:
+        from widgets.prose import ProseBlock
+        from widgets.reasoning import ReasoningBlock
+        from widgets.tool_card import ToolCard
+
+        from ..chat.events import (
+            AttemptFailed,
+            AttemptStarted,
+            BlockGrew,
+            BlockOpened,
+            CallState,
+            ConversationMoved,
+            ExchangeDone,
+            TurnDone,
+            UserSent,
+        )
+
         if isinstance(event, BlockGrew | BlockOpened):
             self._grew()
         if isinstance(event, BlockGrew):
@@ -745,13 +790,19 @@ class ChatScreen(Screen[None]):
         else:
             self._set_state("waiting for approval")
 
-    def _open_block(self, event: BlockOpened) -> None:
+    def _open_block(self, event: Any) -> None:
         # live widgets start empty: every character arrives as a BlockGrew after this
         widget = self._widget_for(event.block, finished=False)
         self._turn_widgets.setdefault(event.turn, {})[event.index] = widget
         self._mount(widget)
 
     def _widget_for(self, block: Any, finished: bool) -> Widget:
+        from widgets.prose import ProseBlock
+        from widgets.reasoning import ReasoningBlock
+        from widgets.tool_card import ToolCard
+
+        from ..stream import ToolCallBlock
+
         if block.type == "text":
             return ProseBlock(block.text if finished else "")
         if block.type == "reasoning":
