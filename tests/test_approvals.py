@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.widgets._footer import FooterKey
 
 from app.config import Config, ProviderProfile, load_config
 from app.conversation import ToolResult
@@ -26,6 +27,7 @@ from tests.snapshots import check_snapshot
 from tests.waiting import quiet, wait_for
 from widgets.approval_prompt import ApprovalPrompt
 from widgets.prompt_input import PromptInput
+from widgets.prose import ProseBlock
 from widgets.status_line import StatusLine
 from widgets.tool_card import ToolCard
 
@@ -85,7 +87,11 @@ async def test_yes_runs_it_once_and_the_model_reads_the_result(request: pytest.F
         card = await until_awaiting(app, pilot)
         assert [c.block.state for c in app.screen.query(ToolCard)][:2] == ["ran", "ran"]  # read-only: no asking
         assert ticket_claims() == []  # nothing claimed, nothing run while it waits
-        app.screen.query_one(StatusLine).detail = ""  # how long it has run is live-only (a loaded machine is slow)
+        # the prose before the card written out and the footer drawn for the focused keys, as a person sees it
+        await wait_for(pilot, lambda: all(p.settled for p in app.screen.query(ProseBlock))
+                       and bool(app.screen.query(FooterKey)), "the screen to settle")
+        await pilot.pause()
+        app.screen.query_one(StatusLine).detail = ""  # how long it has waited is live-only (≥ 1 s on a busy machine)
         check_snapshot(app, "awaiting_approval", request.config, mask=r"key&#160;[0-9a-f]{12}…")
         await pilot.press("y")
         await finished(app, pilot)

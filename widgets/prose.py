@@ -82,6 +82,11 @@ class ProseBlock(Markdown):
             self._parts[:] = ["".join(self._parts)]
         return self._parts[0] if self._parts else ""
 
+    @property
+    def settled(self) -> bool:
+        """Everything added so far is written (no delta waits for a flush)."""
+        return not self._pending and not self._scheduled and not self._flushing.locked()
+
     def on_mount(self) -> None:
         if self._pending:
             self._schedule()
