@@ -106,6 +106,9 @@ async def run_app(body: bytes | None, press_keys: bool, idle_presses: int = 60) 
                            endpoint=Endpoint("anthropic", server.url, "m", "bench"))
             async with app.run_test(headless=True, size=(120, 40)) as pilot:
                 prompt = app.screen.query_one(PromptInput)
+                # a person reads the screen and types a prompt first: the app has warmed up by then
+                while not app.warmed:
+                    await asyncio.sleep(0.01)
                 await pilot.pause()
                 if body is None:
                     for _ in range(idle_presses):

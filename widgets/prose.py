@@ -9,9 +9,12 @@ costs, however long the reply is:
   builds a fresh ``MarkdownIt`` per append);
 - one parser for every block (``_PARSER``);
 - a finished paragraph is folded into the paragraph widget before it (up to
-  ``_GROUP_CHARS`` a widget), and the widget it had shows the next one: a
-  500-paragraph reply is a few dozen widgets, mounted rarely, so a layout
+  ``_GROUP_CHARS`` a widget; ``ProseParagraph`` wraps each folded paragraph
+  once and keeps its lines), and the widget it had shows the next one: a
+  500-paragraph reply is a handful of widgets, mounted rarely, so a layout
   measures few and a flush re-wraps only the live paragraph;
+- a flush that leaves the live paragraph's height as it was repaints it
+  without a layout (``update_in_place``);
 - the last block loses its bottom margin through a class this widget moves,
   not a ``:last-child`` selector (an order-dependent selector makes Textual
   restyle every sibling on every mount: quadratic over a reply).
@@ -25,11 +28,13 @@ from __future__ import annotations
 import asyncio
 
 from markdown_it import MarkdownIt
-from textual.content import Content
 from textual.widgets import Markdown
-from textual.widgets._markdown import MarkdownBlock, MarkdownParagraph
+from textual.widgets._markdown import MarkdownBlock
 
 from app.stream.inert import inert
+
+from .in_place import update_in_place
+from .prose_paragraph import ProseParagraph
 
 __all__ = ["ProseBlock"]
 
@@ -38,10 +43,9 @@ __all__ = ["ProseBlock"]
 _PARSER = MarkdownIt("gfm-like")
 
 #: Finished paragraphs are folded into one widget until it holds this many
-#: characters (re-wrapping that much on a resize or an update is cheap).
-_GROUP_CHARS = 12_000
-
-_PARAGRAPH_GAP = Content("\n\n")
+#: characters (a fold wraps only the new paragraph; a resize re-wraps a group
+#: once, which stays cheap at this size).
+_GROUP_CHARS = 40_000
 
 
 def _parser() -> MarkdownIt:
@@ -58,6 +62,8 @@ class ProseBlock(Markdown):
     ProseBlock > MarkdownBlock.-last { margin-bottom: 0; }
     """
 
+    BLOCKS = {**Markdown.BLOCKS, "paragraph_open": ProseParagraph}
+
     def __init__(self, text: str = "") -> None:
         super().__init__(parser_factory=_parser)
         #: The whole source, as written (joined when read).
@@ -69,9 +75,7 @@ class ProseBlock(Markdown):
         #: The last block widget (the one still growing), and the paragraph
         #: widget just before it that finished paragraphs are folded into.
         self._last: MarkdownBlock | None = None
-        self._group: MarkdownBlock | None = None
-        self._group_content = Content()
-        self._group_chars = 0
+        self._group: ProseParagraph | None = None
         self._flushing = asyncio.Lock()
         self._scheduled = False
         self._written = 0
@@ -147,19 +151,16 @@ class ProseBlock(Markdown):
         fresh: list[MarkdownBlock] = []
         for block in blocks:
             last = self._last
-            if type(last) is MarkdownParagraph and type(block) is MarkdownParagraph:
+            if isinstance(last, ProseParagraph) and isinstance(block, ProseParagraph):
                 group = self._group
-                if group is not None and self._group_chars < _GROUP_CHARS:
+                if group is not None and group.chars < _GROUP_CHARS:
                     # the live paragraph is finished: it joins the group, and its widget shows the new one
-                    self._group_content = self._group_content + _PARAGRAPH_GAP + last._content
-                    self._group_chars += len(last._content.plain) + 2
-                    group.set_content(self._group_content)
+                    group.fold(last._content)
                     last._copy_context(block)
                     last.set_content(block._content)
                     continue
                 # the finished paragraph starts a group; the new one gets a widget of its own
-                self._group, self._group_content = last, last._content
-                self._group_chars = len(last._content.plain)
+                self._group = last
             else:
                 self._group = None
             fresh.append(block)
@@ -171,9 +172,10 @@ class ProseBlock(Markdown):
         """The last block, re-parsed with what arrived since: update it in place."""
         last = self._last
         assert last is not None
-        if type(last) is MarkdownParagraph and type(block) is MarkdownParagraph:
+        if isinstance(last, ProseParagraph) and isinstance(block, ProseParagraph) and not last._folded:
             last._copy_context(block)
-            last.set_content(block._content)
+            last._content = block._content
+            update_in_place(last, block._content)  # most flushes keep its height: no layout of the reply
             return
         await last._update_from_block(block)
         if block.parent is not None:  # a different kind of block: Textual swapped the widget

@@ -29,6 +29,7 @@ from app.stream.limits import loads
 from app.stream.preview import FormingPreview, result_line, shown_result, visible_fields
 
 from .approval_prompt import ApprovalPrompt
+from .in_place import update_in_place
 
 __all__ = ["ToolCard", "BADGES", "Hanging"]
 
@@ -171,9 +172,9 @@ class ToolCard(Vertical):
 
     def _redraw_fields(self) -> None:
         self._scheduled = False
-        self._fields.update(self._fields_content())
+        update_in_place(self._fields, self._fields_content())
         if self.block.state == "preparing" and self.received >= _SIZE_SHOWN_FROM:
-            self._head.update(self._head_content())
+            update_in_place(self._head, self._head_content())  # the size received: the same line, repainted
 
     def reveal_arguments(self) -> None:
         """Show the call's whole arguments, unlisted fields included: only ever

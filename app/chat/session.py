@@ -286,6 +286,13 @@ class ChatSession:
         for listener in list(self.listeners):
             listener(event)
 
+    def prepare(self) -> None:
+        """Make the HTTP client before the first request needs it (its TLS
+        context alone is tens of milliseconds), so a screen can do it while
+        the person is still typing."""
+        if self._http is None:
+            self._http = httpx.AsyncClient(follow_redirects=False)  # see net.stream: same origin only
+
     async def aclose(self) -> None:
         if self._http is not None:
             await self._http.aclose()
@@ -452,8 +459,7 @@ class ChatSession:
                 body.pop(name, None)
         body.update(self.options)
         self._mark("turn", turn=index, request=body)
-        if self._http is None:
-            self._http = httpx.AsyncClient(follow_redirects=False)  # see net.stream: same origin only
+        self.prepare()
         turn: Turn | None = None
         for attempt in range(1, self.retries + 2):
             if self._cancelled:

@@ -11,7 +11,6 @@ reads the screen before typing. What is typed meanwhile waits in the queue.
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -21,8 +20,10 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
+from . import collector
 from .chat_screen import ChatScreen
 from .state import TuiState
+from .warmup import warm_up
 
 if TYPE_CHECKING:
     from ..chat.providers import Endpoint
@@ -72,6 +73,8 @@ class CallstreamApp(App[None]):
             self.config = runtime.config
         #: Why a deferred start could not open the provider or the data files (the CLI says it, exit 2).
         self.start_error: str | None = None
+        #: The first exchange's modules and HTTP client are loaded (``warmup``).
+        self.warmed = False
         self.welcome = welcome
         #: Off in snapshot tests, so two renders of one screen are identical.
         self.cursor_blink = cursor_blink
@@ -97,9 +100,6 @@ class CallstreamApp(App[None]):
         return self.runtime.endpoint
 
     def on_mount(self) -> None:
-        # everything loaded so far lives as long as the app: keep the collector
-        # from walking it again and again in the middle of a stream
-        gc.freeze()
         self._apply_settings()
         if self._deferred is not None:
             self.push_screen(ChatScreen(None, self.welcome, label=self._deferred.label))
@@ -107,6 +107,7 @@ class CallstreamApp(App[None]):
             # MCP servers start in the background once the screen is up: typing never waits for them
             self.call_after_refresh(self.runtime.registry.start_servers)
             self.push_screen(ChatScreen(self.session, self.welcome, focus=self._at))
+            self._warm_up()
             if self._start_with_transcripts:
                 self.action_open_transcripts()
         for warning in self.config.warnings:
@@ -133,6 +134,13 @@ class CallstreamApp(App[None]):
         self._deferred = None
         screen.attach(self.session)
         self.call_after_refresh(self.runtime.registry.start_servers)
+        self._warm_up()
+
+    def _warm_up(self) -> None:
+        def warmed() -> None:
+            self.warmed = True
+
+        warm_up(self, self.session, warmed)
 
     def _apply_settings(self) -> None:
         config = self.config
@@ -214,6 +222,7 @@ class CallstreamApp(App[None]):
             yield SystemCommand("Edit the prompt in $EDITOR", "Ctrl+E: for a long prompt", screen.action_edit_in_editor)
 
     async def on_unmount(self) -> None:
+        collector.restore()
         session: ChatSession | None = getattr(self, "session", None)
         if session is not None:
             if session.busy:

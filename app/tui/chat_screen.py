@@ -37,7 +37,7 @@ from widgets.user_message import UserMessage
 
 from ..stream.inert import inert
 from ..stream.limits import one_line
-from . import slash
+from . import collector, slash
 
 if TYPE_CHECKING:
     from widgets.tool_card import ToolCard
@@ -748,6 +748,7 @@ class ChatScreen(Screen[None]):
             if event.note:
                 self._mount(NoteBlock(event.note, "error"))
         elif isinstance(event, ExchangeDone):
+            self.call_after_refresh(collector.between_turns)  # the full collection, while the reply is read
             self._last_failed = event.status in ("failed", "cancelled")
             if event.message:
                 self._mount(NoteBlock(event.message, "error"))

@@ -1,0 +1,32 @@
+"""Updating a widget's text without laying the whole screen out again.
+
+``Static.update`` asks for a layout by default, and a layout measures every
+widget in the conversation. Most updates while a reply streams keep the
+widget's height: a live paragraph that grew by a few words on its last line,
+a card's "receiving 1.2 MB", a field that stays one line. Those only need
+the widget repainted; a height that changed still lays out.
+"""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.widgets import Static
+
+__all__ = ["update_in_place"]
+
+
+def update_in_place(widget: Static, content: Content) -> None:
+    """``widget.update(content)``, with a layout only when the height at the
+    widget's current width changes (or the width follows the content, or the
+    widget has not been laid out yet)."""
+    widget.update(content, layout=not _same_height(widget, content))
+
+
+def _same_height(widget: Static, content: Content) -> bool:
+    width = widget.content_size.width
+    if width <= 0 or not widget.is_mounted:
+        return False
+    declared = widget.styles.width
+    if declared is not None and declared.is_auto:
+        return False
+    return content.get_height(widget.styles, width) == widget.content_size.height

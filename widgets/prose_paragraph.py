@@ -1,0 +1,100 @@
+"""A paragraph of prose, which can also hold the finished paragraphs after it.
+
+A long reply's finished paragraphs are folded into one widget so a layout
+measures few widgets. Folding by joining their text into one ``Content``
+made every fold re-wrap and re-render the whole group (12,000 characters,
+each fold); here each folded paragraph is wrapped once, at the widget's
+width, and kept as lines (Textual's line API: ``render_line`` and
+``get_content_height``), so a fold costs what the new paragraph costs and a
+repaint draws only the lines on screen. A new width or style renders the
+group again, once.
+
+While text is being selected in it the widget draws the joined text the
+usual way (the selection needs the whole text at once).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.content import Content
+from textual.geometry import Size
+from textual.strip import Strip
+from textual.visual import Visual
+from textual.widgets._markdown import MarkdownParagraph
+
+__all__ = ["ProseParagraph"]
+
+_GAP = Content("\n\n")
+
+
+class ProseParagraph(MarkdownParagraph):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: Paragraphs folded in after this one's own (``_content``).
+        self._folded: list[Content] = []
+        self._folded_chars = 0
+        self._joined: Content | None = None
+        #: The lines of ``[_content, *_folded]`` rendered so far, and what they were rendered for.
+        self._lines: list[Strip] = []
+        self._rendered = 0
+        self._key: tuple[object, ...] | None = None
+
+    @property
+    def chars(self) -> int:
+        """Characters shown: this paragraph and every one folded into it."""
+        return len(self._content.plain) + self._folded_chars
+
+    def fold(self, content: Content) -> None:
+        """A finished paragraph joins the end of this widget."""
+        self._folded.append(content)
+        self._folded_chars += len(content.plain) + 2
+        self._joined = None
+        self.refresh(layout=True)
+
+    def set_content(self, content: Content) -> None:
+        self._lines, self._rendered, self._joined = [], 0, None
+        super().set_content(content)
+
+    # -- what Textual asks -------------------------------------------------------
+
+    def render(self) -> Content:
+        """The joined text (selection, copy): built only when asked for."""
+        if not self._folded:
+            return super().render()  # type: ignore[return-value]
+        if self._joined is None:
+            joined = self._content
+            for content in self._folded:
+                joined = joined + _GAP + content
+            self._joined = joined
+        return self._joined
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        if not self._folded or not width:
+            return super().get_content_height(container, viewport, width)
+        return len(self._lines_at(width))
+
+    def render_line(self, y: int) -> Strip:
+        if not self._folded or self._whole_text_needed():
+            return super().render_line(y)
+        width = self.size.width
+        lines = self._lines_at(width)
+        return lines[y] if 0 <= y < len(lines) else Strip.blank(width, self.visual_style.rich_style)
+
+    # -- the lines -----------------------------------------------------------------
+
+    def _whole_text_needed(self) -> bool:
+        return self.text_selection is not None or self.screen._selecting
+
+    def _lines_at(self, width: int) -> list[Strip]:
+        style = self.visual_style
+        key = (width, style, self.link_style)
+        if key != self._key:
+            self._key, self._lines, self._rendered = key, [], 0
+        paragraphs = [self._content, *self._folded]
+        for content in paragraphs[self._rendered:]:
+            if self._rendered:
+                self._lines.append(Strip.blank(width, style.rich_style))  # the gap between paragraphs
+            self._lines.extend(Visual.to_strips(self, content, width, None, style))
+            self._rendered += 1
+        return self._lines
