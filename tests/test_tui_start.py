@@ -88,3 +88,28 @@ def test_a_missing_api_key_is_said_before_any_screen(home: Path, monkeypatch: py
 
     with pytest.raises(ConfigError, match="API key"):
         make_deferred_app(provider="anthropic")
+
+
+async def test_after_the_warm_up_full_collections_wait_for_the_end_of_an_exchange(home: Path) -> None:
+    import gc
+
+    from app.tui import collector
+    from tests.test_tui import demo_app, send
+
+    before = gc.get_threshold()
+    app = demo_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.warmed)
+        for name in ("widgets.prose", "widgets.tool_card", "jsonschema"):
+            assert name in sys.modules
+        assert gc.get_threshold()[2] == collector.NO_AUTOMATIC_FULL
+        assert gc.get_freeze_count() > 0
+        collected: list[int] = []
+        gc.callbacks.append(lambda phase, info: collected.append(info["generation"]) if phase == "stop" else None)
+        try:
+            await send(app, pilot, "Show me order A-1042")
+            await wait_for(pilot, lambda: 2 in collected)  # the exchange ended: one full collection, then
+        finally:
+            gc.callbacks.pop()
+    assert gc.get_threshold() == before  # the app closed: the interpreter's own thresholds again
+    assert gc.get_freeze_count() == 0
