@@ -149,6 +149,10 @@ def other_core_busy() -> Iterator[None]:
         spinner.wait()
 
 
+def verdict(passed: bool) -> str:
+    return "pass" if passed else "miss"
+
+
 def p95(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[max(0, int(len(ordered) * 0.95) - 1)] if ordered else float("nan")
@@ -234,6 +238,7 @@ def main() -> int:
     parser.add_argument("--reference-paragraphs", type=int, default=300,
                         help="length of the reference's curve (it grows quadratically)")
     opts = parser.parse_args()
+    before = os.getloadavg()
     os.environ.setdefault("CALLSTREAM_HOME", tempfile.mkdtemp(prefix="callstream-bench-"))
     os.environ.setdefault("CALLSTREAM_CONFIG", os.path.join(os.environ["CALLSTREAM_HOME"], "none.toml"))
     body = body_for(1_000_000)
@@ -261,25 +266,32 @@ def main() -> int:
         return statistics.median(values) * 1000 if values else float("nan")
 
     presses = {mode: sum(len(r) for r in runs) for mode, runs in keys.items()}
+    after = os.getloadavg()
     print()
     print(f"TUI on a 1 MB-argument call + 50 KB of prose, served from 127.0.0.1 at full speed (headless, 120×40); "
           f"medians of {opts.runs} runs")
+    print(f"load average (1 min) before {before[0]:.2f}, after {after[0]:.2f} on {os.cpu_count()} cores"
+          + ("" if max(before[0], after[0]) < 1.5 else
+             " — a loaded machine: the key targets are for a quiet one (read the ratios to the no-stream reference)"))
     print()
-    print("| measure | value | reference (same run) | ratio | target |")
-    print("|---|---|---|---|---|")
+    print("| measure | value | reference (same run) | ratio | target | pass/miss |")
+    print("|---|---|---|---|---|---|")
     print(f"| app, stream to done (no typing) | {total * 1000:.0f} ms | engine alone {engine * 1000:.0f} ms | "
-          f"{total / engine:.1f}× | — |")
-    print(f"| longest single forming decode ({len(decodes):,}) | {max(decodes) * 1000:.2f} ms | — | — | ≤ 4 ms |")
-    for mode, words, target in (("quiet", "machine as it is", "< 33 ms"),
-                                ("busy", "other core busy", "< 50 ms")):
+          f"{total / engine:.1f}× | — | — |")
+    longest = max(decodes) * 1000
+    print(f"| longest single forming decode ({len(decodes):,}) | {longest:.2f} ms | — | — | ≤ 4 ms | "
+          f"{verdict(longest <= 4)} |")
+    for mode, words, bound in (("quiet", "machine as it is", 33.0), ("busy", "other core busy", 50.0)):
         for stat in ("median", "p95"):
             ref = med("idle", stat)
             value = med(mode, stat)
+            target, passed = (f"< {bound:.0f} ms", verdict(value < bound)) if stat == "p95" else ("—", "—")
             print(f"| key → screen, {words}, {stat} ({presses[mode]} presses) | {value:.1f} ms | "
-                  f"no stream {ref:.1f} ms | {value / ref:.1f}× | {target if stat == 'p95' else '—'} |")
+                  f"no stream {ref:.1f} ms | {value / ref:.1f}× | {target} | {passed} |")
     print(f"| forming decode total, 100 KB → 1 MB | {small * 1000:.1f} → {big * 1000:.1f} ms | — | "
-          f"{big / small:.1f}× | ≤ 12× |")
-    print(f"| call states at the end | {sorted({s for run in states for s in run})} | — | — | ran |")
+          f"{big / small:.1f}× | ≤ 12× | {verdict(big / small <= 12)} |")
+    ended = sorted({s for run in states for s in run})
+    print(f"| call states at the end | {ended} | — | — | ran | {verdict(ended == ['ran'])} |")
 
     ours = asyncio.run(flush_curve(ProseBlock(), opts.paragraphs))
     theirs = asyncio.run(flush_curve(OldProse(), min(opts.paragraphs, opts.reference_paragraphs)))
@@ -298,7 +310,8 @@ def main() -> int:
         ratio = f"{ref / mine:.1f}× cheaper" if ref == ref else "—"
         print(f"| {at} | {mine:.1f} ms | {ref_text} | {ratio} |")
     flat = window(ours, len(ours)) / window(ours, 50)
-    print(f"\nprose widget, cost at {len(ours)} paragraphs / cost at 50: {flat:.2f}× (flat: ≈ 1)")
+    print(f"\nprose widget, cost at {len(ours)} paragraphs / cost at 50: {flat:.2f}× "
+          f"(target: flat, ≤ 1.5×): {verdict(flat <= 1.5)}")
     return 0
 
 

@@ -35,10 +35,10 @@ class ProseParagraph(MarkdownParagraph):
         self._folded: list[Content] = []
         self._folded_chars = 0
         self._joined: Content | None = None
-        #: The lines of ``[_content, *_folded]`` rendered so far, and what they were rendered for.
-        self._lines: list[Strip] = []
-        self._rendered = 0
-        self._key: tuple[object, ...] | None = None
+        #: What they were rendered for (width, style) → the lines of ``[_content, *_folded]``
+        #: rendered so far and how many paragraphs they hold. Two entries: a layout measures
+        #: with and without the scrollbar's width.
+        self._renders: dict[tuple[object, ...], tuple[list[Strip], int]] = {}
 
     @property
     def chars(self) -> int:
@@ -53,7 +53,8 @@ class ProseParagraph(MarkdownParagraph):
         self.refresh(layout=True)
 
     def set_content(self, content: Content) -> None:
-        self._lines, self._rendered, self._joined = [], 0, None
+        self._renders.clear()
+        self._joined = None
         super().set_content(content)
 
     # -- what Textual asks -------------------------------------------------------
@@ -89,12 +90,14 @@ class ProseParagraph(MarkdownParagraph):
     def _lines_at(self, width: int) -> list[Strip]:
         style = self.visual_style
         key = (width, style, self.link_style)
-        if key != self._key:
-            self._key, self._lines, self._rendered = key, [], 0
+        lines, rendered = self._renders.pop(key, None) or ([], 0)
+        while len(self._renders) > 1:  # the oldest goes
+            del self._renders[next(iter(self._renders))]
         paragraphs = [self._content, *self._folded]
-        for content in paragraphs[self._rendered:]:
-            if self._rendered:
-                self._lines.append(Strip.blank(width, style.rich_style))  # the gap between paragraphs
-            self._lines.extend(Visual.to_strips(self, content, width, None, style))
-            self._rendered += 1
-        return self._lines
+        for content in paragraphs[rendered:]:
+            if rendered:
+                lines.append(Strip.blank(width, style.rich_style))  # the gap between paragraphs
+            lines.extend(Visual.to_strips(self, content, width, None, style))
+            rendered += 1
+        self._renders[key] = (lines, rendered)
+        return lines

@@ -2,7 +2,8 @@
 
 Measured on the first send of a fresh process: ~200 modules (the widgets of a
 reply with Markdown and markdown-it, httpx's connection pool with anyio and
-h11, jsonschema for the call's validation) and the HTTP client's TLS context
+h11, jsonschema for the call's validation), linkify-it's patterns (compiled on
+the first parse) and the HTTP client's TLS context
 — 150–250 ms of work that otherwise lands on the event loop right when the
 reply starts to stream, so the first keys typed then wait behind it.
 
@@ -47,6 +48,7 @@ PAUSE = 0.01
 def warm_up(app: App[object], session: ChatSession, done: Callable[[], None] | None = None) -> None:
     """Start the steps on ``app``'s loop; ``done`` runs after the last."""
     steps: list[Callable[[], None]] = [lambda name=name: _load(name) for name in MODULES]  # type: ignore[misc]
+    steps.insert(1, _warm_parser)
     steps.append(session.prepare)
     steps.append(collector.settle)
     if done is not None:
@@ -59,6 +61,12 @@ def warm_up(app: App[object], session: ChatSession, done: Callable[[], None] | N
         app.set_timer(PAUSE, step)
 
     app.set_timer(PAUSE, step)
+
+
+def _warm_parser() -> None:
+    from widgets.prose import warm_parser
+
+    warm_parser()
 
 
 def _load(name: str) -> None:
