@@ -14,7 +14,8 @@ import pytest
 
 from app.store.schema import SCHEMA_VERSION
 from app.tui.app import CallstreamApp, make_deferred_app
-from tests.test_tui import settle, texts, wait_for
+from tests.test_tui import settle, texts
+from tests.waiting import wait_for
 from widgets.prompt_input import PromptInput
 from widgets.status_line import StatusLine
 
