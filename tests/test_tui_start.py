@@ -114,3 +114,29 @@ async def test_after_the_warm_up_full_collections_wait_for_the_end_of_an_exchang
             gc.callbacks.pop()
     assert gc.get_threshold() == before  # the app closed: the interpreter's own thresholds again
     assert gc.get_freeze_count() == 0
+
+
+def test_plain_callstream_starts_the_tui_without_building_every_commands_parser(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import app.cli as cli
+    import app.tui.app as tui_app
+
+    started: list[tuple[Any, ...]] = []
+
+    class Started:
+        start_error = None
+
+        def run(self) -> None:
+            started.append(("ran",))
+
+    def deferred(*args: Any, **kwargs: Any) -> Started:
+        started.append((args, kwargs))
+        return Started()
+
+    def no_parser() -> None:
+        raise AssertionError("the parser was built")
+
+    monkeypatch.setattr(cli, "_parser", no_parser)
+    monkeypatch.setattr(tui_app, "make_deferred_app", deferred)
+    assert cli.main([]) == 0
+    assert started == [((None, None, None), {"system": None, "role": None}), ("ran",)]

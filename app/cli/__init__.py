@@ -78,6 +78,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
+    if not (sys.argv[1:] if argv is None else argv):
+        # plain ``callstream``: the TUI with its defaults, without building every command's parser
+        # (importing each command module is a sizeable part of the first frame's budget)
+        return int(_module("chat").run(argparse.Namespace(command="chat")))
     parser = _parser()
     args = parser.parse_args(argv)
     command = args.command or "chat"
