@@ -12,7 +12,7 @@ from pathlib import Path
 
 import platformdirs
 
-__all__ = ["config_path", "data_dir"]
+__all__ = ["config_path", "data_dir", "recordings_dir"]
 
 _APP = "callstream"
 
@@ -40,3 +40,8 @@ def data_dir(create: bool = True) -> Path:
             raise DataFileError(f"cannot create the data directory {path} ({exc.strerror or exc}): create it, or "
                                 "set CALLSTREAM_HOME to a writable directory") from None
     return path
+
+
+def recordings_dir() -> Path:
+    """Where each conversation's recording is written (``<data dir>/recordings``; made by the recorder)."""
+    return data_dir() / "recordings"

@@ -15,7 +15,7 @@ from .config import BUILTIN_TOOL_NAMES, DIALECT_NAMES, Config, ConfigError, Prov
 from .ids import InvalidId, check_id
 from .ledger import Ledger, conversation_scope, open_ledger
 from .net.stream import Timeouts
-from .paths import data_dir
+from .paths import data_dir, recordings_dir
 from .store.housekeeping import prune_recordings
 from .store.recording import RecordingWriter, recording_path
 from .store.transcripts import (
@@ -103,7 +103,7 @@ class Runtime:
             self._place(session, stored, stored.items, stored.head, stored.items[-1].branch if stored.items else "")
             session.origins = self._origins(stored)
         if self.config.record:
-            path = recording_path(data_dir() / "recordings", check_id(session.conversation))
+            path = recording_path(recordings_dir(), check_id(session.conversation))
             session.recorder = RecordingWriter(path, {
                 "conversation": session.conversation, "team": self.config.team, "dialect": self.endpoint.dialect,
                 "provider": self.profile.provider, "model": self.endpoint.model,
@@ -118,7 +118,7 @@ class Runtime:
         """The config's ``[recordings]`` limits applied, oldest first; never to
         ``session``'s own recording (``app/store/housekeeping.py``)."""
         keep = [session.recorder.path] if session is not None and session.recorder is not None else []
-        prune_recordings(data_dir() / "recordings", self.config.recordings_max_age_days,
+        prune_recordings(recordings_dir(), self.config.recordings_max_age_days,
                          self.config.recordings_max_mb, keep)
 
     # -- the conversation as a tree ---------------------------------------------

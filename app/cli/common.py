@@ -19,7 +19,7 @@ from ..stream.inert import inert
 if TYPE_CHECKING:
     from ..store.transcripts import Store
 
-__all__ = ["fail", "open_store", "recordings_dir", "provider_options", "prompt_options", "warn_config"]
+__all__ = ["fail", "open_store", "recording_arg", "provider_options", "prompt_options", "warn_config"]
 
 
 def fail(message: str) -> int:
@@ -36,20 +36,13 @@ def open_store(display: object = None) -> Store:
     return Store(data_dir() / "callstream.db", display)  # type: ignore[arg-type]
 
 
-def recordings_dir() -> Path:
-    """Where every conversation's recording is written."""
-    from ..paths import data_dir
-
-    return data_dir() / "recordings"
-
-
 def recording_arg(text: str) -> Path:
     """The recording ``replay`` or ``audit`` was given: a file that exists
     (``read_recording`` says what is wrong with it), else a conversation —
     its id or a unique prefix, among the stored conversations and the
     recordings there are — whose recording it is."""
     from ..ids import InvalidId, check_id
-    from ..paths import data_dir
+    from ..paths import data_dir, recordings_dir
     from ..store.housekeeping import RECORDING_SUFFIXES, recording_files
     from ..store.recording import RecordingError
     from ..store.transcripts import ConversationNotFound, resolve_among

@@ -12,7 +12,7 @@ from typing import TextIO
 from ..stream.inert import inert, inert_json
 from ..titles import TITLE_LIMIT
 from ..words import plural
-from .common import fail, open_store, recordings_dir
+from .common import fail, open_store
 
 __all__ = ["register", "run", "transcripts_cmd", "delete_cmd", "rename_cmd", "export_cmd", "import_cmd"]
 
@@ -96,6 +96,7 @@ def transcripts_cmd(as_json: bool) -> int:
 def delete_cmd(ids: list[str], yes: bool, stdin: TextIO | None = None) -> int:
     """Every id is resolved before anything is deleted: one that names no
     conversation, or several, deletes nothing."""
+    from ..paths import recordings_dir
     from ..store.housekeeping import delete_conversation
 
     stdin = stdin or sys.stdin

@@ -174,7 +174,7 @@ class CallstreamApp(App[None]):
         self.push_screen(McpScreen(self.runtime.registry.mcp))
 
     def action_open_transcripts(self) -> None:
-        from ..paths import data_dir
+        from ..paths import recordings_dir
         from ..store.housekeeping import delete_conversation
         from .transcripts_screen import TranscriptsScreen
 
@@ -185,7 +185,7 @@ class CallstreamApp(App[None]):
         store = self.runtime.store
 
         def delete(conversation: str) -> None:
-            delete_conversation(store, conversation, data_dir() / "recordings")
+            delete_conversation(store, conversation, recordings_dir())
 
         def rename(conversation: str, title: str) -> None:
             store.rename(conversation, title)
