@@ -93,10 +93,11 @@ async def wait_for(pilot: Any, condition: Callable[[], object], what: str | None
             raise _timed_out(condition, what, seen or (lambda: screen_lines(pilot.app)), timeout)
 
 
-def _pending(app: Any) -> list[str]:
-    """What the app still has to do: running workers and one-shot timers not yet
-    fired (a prose flush, a card's redraw, a deferred focus) anywhere on the screen."""
-    busy = [f"worker {w.name or w.group}" for w in app.workers if not w.is_finished]
+def _pending(app: Any, running: tuple[str, ...] = ()) -> list[str]:
+    """What the app still has to do: running workers (but those of the groups in
+    ``running``) and one-shot timers not yet fired (a prose flush, a card's
+    redraw, a deferred focus) anywhere on the screen."""
+    busy = [f"worker {w.name or w.group}" for w in app.workers if not w.is_finished and w.group not in running]
     for node in (app, *app.screen.walk_children(with_self=True)):
         for timer in list(node._timers):
             task = timer._task
@@ -105,15 +106,16 @@ def _pending(app: Any) -> list[str]:
     return busy
 
 
-async def quiet(pilot: Any, timeout: float = DEADLINE) -> None:
+async def quiet(pilot: Any, running: tuple[str, ...] = (), timeout: float = DEADLINE) -> None:
     """Wait for a screen with nothing left to do: no worker running, no one-shot
     timer pending, and the same picture on two looks in a row (a widget mounted
-    by the last message has drawn itself too)."""
+    by the last message has drawn itself too). ``running``: worker groups that
+    stay running meanwhile (``("chat",)`` for a turn waiting for the user)."""
     app = pilot.app
     last: list[str | None] = [None]
 
     def still() -> bool:
-        if _pending(app):
+        if _pending(app, running):
             last[0] = None
             return False
         picture = app.export_screenshot()
@@ -121,4 +123,4 @@ async def quiet(pilot: Any, timeout: float = DEADLINE) -> None:
         return same
 
     await wait_for(pilot, still, "a quiet screen (no worker running, no timer pending, the picture unchanged)",
-                   seen=lambda: _pending(app) or screen_lines(app), timeout=timeout)
+                   seen=lambda: _pending(app, running) or screen_lines(app), timeout=timeout)
