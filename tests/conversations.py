@@ -4,6 +4,7 @@ tests: the messages in order, then everything closed."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from app.chat.providers import Endpoint
 from app.chat.session import ChatSession
@@ -33,3 +34,15 @@ def converse(messages: list[str], config: Config | None = None, endpoint: Endpoi
 
     asyncio.run(go())
     return session
+
+
+def stored(conversation: str) -> Any:
+    """The conversation as the data dir's store holds it now, read by a store of its own."""
+    from app.paths import data_dir
+    from app.store.transcripts import Store
+
+    store = Store(data_dir() / "callstream.db")
+    try:
+        return store.load(conversation)
+    finally:
+        store.close()

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter
 
-from app.paths import data_dir
-from app.store.transcripts import Store, StoredTurn, StoredUser, history_of
+from app.store.transcripts import StoredTurn, StoredUser, history_of
 from app.stream import ToolCallBlock, block_record
 from app.stream.dialects import REQUEST_BUILDERS
 from tests.conftest import ROOT
+from tests.conversations import stored
 from tests.test_transcripts import _validate
 
 SAMPLES = ROOT / "tests" / "data" / "interchange"
@@ -41,14 +41,6 @@ def llm_db(tmp_path: Path) -> Path:
 
 def sample(name: str, tmp_path: Path) -> Path:
     return llm_db(tmp_path) if name == "llm" else SAMPLES / name
-
-
-def load(conversation: str) -> Any:
-    store = Store(data_dir() / "callstream.db")
-    try:
-        return store.load(conversation)
-    finally:
-        store.close()
 
 
 def imported_ids(output: str) -> list[str]:
@@ -83,7 +75,7 @@ def test_a_foreign_transcript_imports_with_calls_ran_only_where_a_result_was_rec
     assert result.returncode == 0, result.stderr
     conversation, states, note = EXPECTED[name]
     assert conversation in imported_ids(result.stdout)
-    conv = load(conversation)
+    conv = stored(conversation)
     assert [(c.name, c.state) for c in calls(conv)] == states
     interrupted = [e for e in conv.items if isinstance(e, StoredTurn) and e.note]
     assert [e.note for e in interrupted] == [note] and interrupted[0].outcome == "cut_off"
@@ -95,12 +87,12 @@ def test_a_foreign_transcript_imports_with_calls_ran_only_where_a_result_was_rec
         _validate(dialect, body)
         assert note in json.dumps(body, ensure_ascii=False)
     # and it reopens as a conversation like any other: searchable, continuable
-    assert load(conversation).title
+    assert stored(conversation).title
 
 
 def test_claude_code_follows_the_leaf_s_path_and_keeps_reasoning(home: Path, tmp_path: Path) -> None:
     cli("import", str(SAMPLES / "claude-code-session.jsonl"))
-    conv = load(EXPECTED["claude-code-session.jsonl"][0])
+    conv = stored(EXPECTED["claude-code-session.jsonl"][0])
     shown = json.dumps([block_record(b) for e in conv.items if isinstance(e, StoredTurn) for b in e.blocks])
     assert "abandoned branch" not in shown  # the rewound side branch is not on the leaf's path
     first = next(e for e in conv.items if isinstance(e, StoredTurn))
@@ -112,7 +104,7 @@ def test_claude_code_follows_the_leaf_s_path_and_keeps_reasoning(home: Path, tmp
 
 def test_codex_skips_the_harness_and_the_display_log(home: Path) -> None:
     cli("import", str(SAMPLES / "codex-rollout.jsonl"))
-    conv = load(EXPECTED["codex-rollout.jsonl"][0])
+    conv = stored(EXPECTED["codex-rollout.jsonl"][0])
     users = [e.text for e in conv.items if isinstance(e, StoredUser)]
     assert users == ["How many orders does Grace Hopper have open? Then note it in NOTES.md.",
                      "Now delete the old log file."]
@@ -125,7 +117,7 @@ def test_llm_imports_every_conversation_in_the_file(home: Path, tmp_path: Path) 
     result = cli("import", str(llm_db(tmp_path)))
     assert result.returncode == 0, result.stderr
     assert imported_ids(result.stdout) == ["llm-01jq0000000000000000000001", "llm-01jq0000000000000000000002"]
-    second = load("llm-01jq0000000000000000000002")
+    second = stored("llm-01jq0000000000000000000002")
     assert [type(e).__name__ for e in second.items] == ["StoredUser", "StoredTurn"] and second.title
 
 
@@ -142,7 +134,7 @@ def test_an_imported_transcript_round_trips_through_the_callstream_export(home: 
     path.write_text(json.dumps(document))
     assert cli("import", str(path)).returncode == 0
     assert json.loads(cli("export", "again").stdout)["items"] == document["items"]
-    assert history_of(load("again")) == history_of(load(conversation))
+    assert history_of(stored("again")) == history_of(stored(conversation))
 
 
 @pytest.mark.parametrize("name", list(EXPECTED))

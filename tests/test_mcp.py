@@ -7,12 +7,13 @@ every dialect."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,17 @@ async def registry_with(tables: dict[str, Any], tmp_path: Path, targets: dict[st
     registry.attach(hub_for(tables, tmp_path, targets))
     await registry.settled()
     return registry
+
+
+@contextlib.asynccontextmanager
+async def opened(tables: dict[str, Any], tmp_path: Path,
+                 targets: dict[str, Any] | None = None) -> AsyncIterator[Registry]:
+    """``registry_with``, closed again however the test ends."""
+    registry = await registry_with(tables, tmp_path, targets)
+    try:
+        yield registry
+    finally:
+        await registry.aclose()
 
 
 def counts(path: Path) -> dict[str, int]:
@@ -138,22 +150,18 @@ def test_results_map_text_media_errors_and_structured_content() -> None:
 
 
 async def test_in_memory_tools_are_listed_namespaced_with_their_hints(tmp_path: Path) -> None:
-    registry = await registry_with({"fx": {"command": "unused"}}, tmp_path, {"fx": make_server()})
-    try:
+    async with opened({"fx": {"command": "unused"}}, tmp_path, {"fx": make_server()}) as registry:
         assert {"fx__lookup", "fx__effect", "fx__picture"} <= set(registry.names())
         assert registry.get("fx__lookup").read_only  # type: ignore[union-attr]
         effect = registry.get("fx__effect")
         assert effect is not None and not effect.read_only and effect.origin == "mcp:fx"
         assert effect.display == ()  # nothing listed: every field hidden
-    finally:
-        await registry.aclose()
 
 
 async def test_in_memory_a_call_carries_its_key_in_meta(tmp_path: Path) -> None:
     from app.tools.base import ToolContext
 
-    registry = await registry_with({"fx": {"command": "unused"}}, tmp_path, {"fx": make_server()})
-    try:
+    async with opened({"fx": {"command": "unused"}}, tmp_path, {"fx": make_server()}) as registry:
         effect = registry.get("fx__effect")
         assert effect is not None
         answer = json.loads(await effect.run({"label": "x"}, ToolContext("key-123")))
@@ -161,21 +169,16 @@ async def test_in_memory_a_call_carries_its_key_in_meta(tmp_path: Path) -> None:
         picture = registry.get("fx__picture")
         assert picture is not None
         assert (await picture.run({}, ToolContext("k"))).startswith("[image: image/png, 2.0 KB]")
-    finally:
-        await registry.aclose()
 
 
 async def test_is_error_is_a_failed_call(tmp_path: Path) -> None:
     from app.tools.base import ToolContext, ToolError
 
-    registry = await registry_with({"fx": {"command": "unused"}}, tmp_path, {"fx": make_server()})
-    try:
+    async with opened({"fx": {"command": "unused"}}, tmp_path, {"fx": make_server()}) as registry:
         fail = registry.get("fx__fail")
         assert fail is not None
         with pytest.raises(ToolError, match="the fixture always fails"):
             await fail.run({}, ToolContext("k"))
-    finally:
-        await registry.aclose()
 
 
 async def test_five_hundred_tools_are_paged_and_capped_with_the_dropped_named(tmp_path: Path) -> None:
@@ -193,11 +196,8 @@ async def test_five_hundred_tools_are_paged_and_capped_with_the_dropped_named(tm
 
 async def test_tools_and_disabled_tools_choose_what_is_advertised(tmp_path: Path) -> None:
     tables = {"fx": {"command": "unused", "tools": ["lookup", "effect", "fail"], "disabled_tools": ["fail"]}}
-    registry = await registry_with(tables, tmp_path, {"fx": make_server()})
-    try:
+    async with opened(tables, tmp_path, {"fx": make_server()}) as registry:
         assert sorted(registry.names()) == ["fx__effect", "fx__lookup"]
-    finally:
-        await registry.aclose()
 
 
 async def test_doctor_rules_name_the_tool_every_provider_rejects(tmp_path: Path) -> None:
@@ -241,8 +241,7 @@ async def test_stdio_crash_mid_call_is_unknown_and_the_next_call_restarts_it(tmp
     from app.tools.base import OutcomeUnknown, ToolContext
 
     monkeypatch.setenv("COUNTS", str(tmp_path / "counts.json"))
-    registry = await registry_with(stdio(), tmp_path)
-    try:
+    async with opened(stdio(), tmp_path) as registry:
         hub = registry.mcp
         assert hub.statuses()[0].state == "ready" and hub.statuses()[0].transport == "stdio"
         crash, lookup = registry.get("fx__crash"), registry.get("fx__lookup")
@@ -254,23 +253,18 @@ async def test_stdio_crash_mid_call_is_unknown_and_the_next_call_restarts_it(tmp
         assert hub.statuses()[0].state == "ready" and hub.statuses()[0].restarts == 1
         assert counts(tmp_path / "counts.json") == {"k-crash": 1}
         assert "fixture: starting on stdio" in (tmp_path / "logs" / "fx.log").read_text()
-    finally:
-        await registry.aclose()
 
 
 async def test_stdio_a_hanging_side_effect_times_out_as_unknown(tmp_path: Path) -> None:
     from app.tools.base import OutcomeUnknown, ToolContext
 
-    registry = await registry_with(stdio(tool_timeout=1), tmp_path)
-    try:
+    async with opened(stdio(tool_timeout=1), tmp_path) as registry:
         hang = registry.get("fx__hang")
         assert hang is not None
         started = time.monotonic()
         with pytest.raises(OutcomeUnknown, match=r"no answer within 1 s \(tool_timeout\)"):
             await hang.run({"seconds": 30}, ToolContext("k"))
         assert time.monotonic() - started < 20
-    finally:
-        await registry.aclose()
 
 
 # -- Streamable HTTP on 127.0.0.1 ------------------------------------------------------
@@ -299,16 +293,13 @@ def http_fixture(tmp_path: Path) -> Iterator[str]:
 async def test_streamable_http_lists_and_calls(http_fixture: str, tmp_path: Path) -> None:
     from app.tools.base import ToolContext
 
-    registry = await registry_with({"web": {"url": http_fixture, "headers": {"X-Test": "${HOME}"}}}, tmp_path)
-    try:
+    async with opened({"web": {"url": http_fixture, "headers": {"X-Test": "${HOME}"}}}, tmp_path) as registry:
         status = registry.mcp.statuses()[0]
         assert status.state == "ready" and status.transport == "http", status.line()
         lookup, effect = registry.get("web__lookup"), registry.get("web__effect")
         assert lookup is not None and effect is not None
         assert await lookup.run({"q": "over http"}, ToolContext("k")) == "found: over http"
         assert json.loads(await effect.run({"label": "y"}, ToolContext("http-key")))["key"] == "http-key"
-    finally:
-        await registry.aclose()
 
 
 # -- through the chat loop, in every dialect --------------------------------------------
@@ -435,11 +426,8 @@ async def test_request_bodies_with_mcp_tools_match_the_sdk_types(tmp_path: Path)
     real = {"type": "object", "$schema": "https://json-schema.org/draft/2020-12/schema", "additionalProperties": False,
             "$defs": {"Tz": {"type": "string", "description": "an IANA zone"}},
             "properties": {"timezone": {"$ref": "#/$defs/Tz"}, "note": {"type": ["string", "null"]}}}
-    registry = await registry_with({"fx": {"command": "unused"}}, tmp_path, {"fx": make_server()})
-    try:
+    async with opened({"fx": {"command": "unused"}}, tmp_path, {"fx": make_server()}) as registry:
         specs = [t.spec for t in (registry.get("fx__lookup"), registry.get("fx__effect")) if t is not None]
-    finally:
-        await registry.aclose()
     from app.conversation import ToolSpec
 
     specs.append(ToolSpec("time__convert", "convert a time", real))
@@ -463,13 +451,10 @@ async def test_request_bodies_with_mcp_tools_match_the_sdk_types(tmp_path: Path)
 async def test_the_display_allow_list_comes_from_the_config(tmp_path: Path) -> None:
     tables = {"fx": {"command": "unused", "tool": {"effect": {"display": [["label", "Label"]],
                                                               "approval": "always-ask"}}}}
-    registry = await registry_with(tables, tmp_path, {"fx": make_server()})
-    try:
+    async with opened(tables, tmp_path, {"fx": make_server()}) as registry:
         effect = registry.get("fx__effect")
         assert effect is not None and [(f.path, f.label) for f in effect.display] == [("label", "Label")]
         assert effect.approval == "always-ask"
-    finally:
-        await registry.aclose()
 
 
 def test_a_servers_stderr_log_is_capped(tmp_path: Path) -> None:

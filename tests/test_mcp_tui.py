@@ -3,8 +3,6 @@ goes, never a spinner: ready with its tools, or failed with the reason."""
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 from textual.widgets import Static
@@ -12,25 +10,13 @@ from textual.widgets import Static
 from app.config import load_config
 from app.tui.app import make_app
 from app.tui.mcp_screen import McpScreen
-from tests.conftest import ROOT
+from tests.test_mcp_cli import FIXTURE, write_config
 from tests.waiting import wait_for
 from widgets.prompt_input import PromptInput
 
 
 async def test_the_mcp_screen_shows_each_server_state(home: Path) -> None:
-    (home / "config.toml").write_text(f"""
-[providers.demo]
-provider = "demo"
-
-[mcp.fx]
-command = {json.dumps(sys.executable)}
-args = ["-m", "tests.mcp_fixture", "stdio"]
-cwd = {json.dumps(str(ROOT))}
-startup_timeout = 60
-
-[mcp.gone]
-command = "no-such-mcp-server-xyz"
-""")
+    write_config(home, '[providers.demo]\nprovider = "demo"\n' + FIXTURE)  # the fixture server and a missing one
     app = make_app(config=load_config())
     app.cursor_blink = False
     async with app.run_test(size=(100, 40)) as pilot:

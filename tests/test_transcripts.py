@@ -29,16 +29,8 @@ from app.stream.dialects import REQUEST_BUILDERS
 from app.tools.registry import Registry
 from tests import streamgen
 from tests.conftest import ROOT
-from tests.conversations import converse, demo_config
+from tests.conversations import converse, demo_config, stored
 from tests.faultserver import FaultServer, Reply
-
-
-def stored(conversation: str) -> Any:
-    store = Store(data_dir() / "callstream.db")
-    try:
-        return store.load(conversation)
-    finally:
-        store.close()
 
 
 def test_a_conversation_reopens_in_the_shape_it_ran(home: Path) -> None:

@@ -142,7 +142,7 @@ async def test_a_call_caught_mid_formation(tmp_path: Path, request: pytest.Fixtu
                 assert card.block.state == "preparing"
                 assert "Customer  Ada Lovelace" in shown and "late" not in shown
                 assert '"' not in shown and "{" not in shown  # never raw JSON
-                await pilot.pause()
+                await quiet(pilot, running=("chat",))  # the stream is held; everything that came has drawn
                 # how long it has run is live-only: a loaded machine takes more than the ticker's second to get here
                 app.screen.query_one(StatusLine).detail = ""
                 check_snapshot(app, "mid_formation", request.config)
@@ -268,15 +268,19 @@ async def test_hostile_text_is_inert_everywhere(tmp_path: Path) -> None:
             assert "\\x1b[2J" in result and "[/INST]" in result
 
 
+async def cancel_the_slow_reply(app: CallstreamApp, pilot: Any) -> None:
+    """``/demo slow``, and Esc once its preamble shows (the stream then stalls for a minute, before any call)."""
+    app.screen.query_one(PromptInput).text = "/demo slow"
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: app.screen.query(ProseBlock) and app.session.busy, "the slow reply to begin")
+    await pilot.press("escape")
+    await settle(app, pilot)
+
+
 async def test_escape_cancels_and_ctrl_r_retries() -> None:
     app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
-        prompt = app.screen.query_one(PromptInput)
-        prompt.text = "/demo slow"
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: app.screen.query(ProseBlock) and app.session.busy, "the slow reply to begin")
-        await pilot.press("escape")
-        await settle(app, pilot)
+        await cancel_the_slow_reply(app, pilot)
         notes = [str(n.render()) for n in app.screen.query(NoteBlock)]
         assert "Interrupted: the turn was cancelled." in notes
         await pilot.press("ctrl+r")
@@ -303,12 +307,7 @@ async def reopened_svg(conversation: str, config: Config, endpoint: Endpoint | N
 async def test_ctrl_r_of_a_turn_cancelled_before_any_call_reissues_it_and_reopens_as_shown() -> None:
     app = demo_app()
     async with app.run_test(size=SIZE) as pilot:
-        prompt = app.screen.query_one(PromptInput)
-        prompt.text = "/demo slow"
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: app.screen.query(ProseBlock) and app.session.busy, "the slow reply to begin")
-        await pilot.press("escape")
-        await settle(app, pilot)
+        await cancel_the_slow_reply(app, pilot)
         await pilot.press("ctrl+r")
         await settle(app, pilot)
         assert [t.index for t in app.session.turns[:2]] == [0, 0]  # the same turn, re-issued
@@ -321,8 +320,7 @@ async def test_ctrl_r_after_esc_while_a_tool_ran_continues_from_it_and_stores_wh
     """Esc while a side-effecting tool runs: it may have happened (unknown),
     so Ctrl+R does not regenerate the turn; it continues from it, and the
     store holds exactly what the screen shows."""
-    from app.paths import data_dir
-    from app.store.transcripts import Store
+    from tests.conversations import stored
 
     started = tmp_path / "started"
     script = tmp_path / "slow.py"
@@ -356,11 +354,7 @@ async def test_ctrl_r_after_esc_while_a_tool_ran_continues_from_it_and_stores_wh
             conversation = app.session.conversation
         second = json.dumps(server.requests[1]["body"])
         assert "outcome is unknown" in second and "hello" in second
-        store = Store(data_dir() / "callstream.db")
-        try:
-            conv = store.load(conversation)
-        finally:
-            store.close()
+        conv = stored(conversation)
         assert conv is not None
         turns = [i for i in conv.items if hasattr(i, "blocks")]
         assert [b.state for b in turns[0].blocks if b.type == "tool_call"] == ["unknown"]

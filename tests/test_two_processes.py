@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from app.paths import data_dir
-from app.store.transcripts import Store, StoredTurn, StoredUser
+from app.store.transcripts import StoredTurn, StoredUser
 from tests.conftest import ROOT
+from tests.conversations import stored
 from tests.waiting import quiet, wait_for
 
 QUESTION = "Show me order A-1042"
@@ -40,14 +40,6 @@ def finished(process: subprocess.Popen[str]) -> dict[str, Any]:
     return document
 
 
-def load(conversation: str) -> Any:
-    store = Store(data_dir() / "callstream.db")
-    try:
-        return store.load(conversation)
-    finally:
-        store.close()
-
-
 def test_two_concurrent_asks_on_one_conversation_lose_share_and_overwrite_no_turn(demo_home: Path) -> None:
     first = finished(ask(QUESTION))
     conversation = first["conversation"]
@@ -55,7 +47,7 @@ def test_two_concurrent_asks_on_one_conversation_lose_share_and_overwrite_no_tur
     for _ in range(5):
         pair = [ask(QUESTION, "--conversation", conversation) for _ in range(2)]
         reported += [finished(p) for p in pair]
-    conv = load(conversation)
+    conv = stored(conversation)
     turns = [i for i in conv.items if isinstance(i, StoredTurn)]
     users = [i for i in conv.items if isinstance(i, StoredUser)]
     assert len(users) == 11
@@ -95,7 +87,7 @@ async def test_a_tui_with_the_conversation_open_and_an_ask_on_it(demo_home: Path
         assert shown.count("A-1042") >= 3
         mine = [b for t in app.session.turns for b in t.blocks if b.type == "tool_call"]
         assert mine and all(b.state == "ran" and not b.reused for b in mine)
-    conv = load(conversation)
+    conv = stored(conversation)
     turns = [i for i in conv.items if isinstance(i, StoredTurn)]
     numbers = [t.turn for t in turns]
     assert numbers == sorted(set(numbers)) and len(numbers) == 6
