@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .mcp.config import MCPConfigError, MCPServerConfig, parse_servers
+from .mcp.config import MCPConfigError, MCPServerConfig, parse_display, parse_servers
 from .pacing import check_demo_speed
 from .paths import config_path
 from .stream.limits import DEFAULT_LIMITS, Limits, TooDeep, check_depth, loads
@@ -386,14 +386,10 @@ def _tool(name: str, table: Any, where: str, warnings: list[str] | None = None) 
     if not isinstance(parameters, dict) or parameters.get("type", "object") != "object":
         raise ConfigError(f"{where}.parameters must be a JSON Schema for an object")
     _check_schema(name, parameters, where)
-    display: list[tuple[str, str]] = []
-    for item in table.get("display", []):
-        if isinstance(item, str):
-            display.append((item, item.replace("_", " ").capitalize()))
-        elif isinstance(item, list) and len(item) == 2 and all(isinstance(x, str) for x in item):
-            display.append((item[0], item[1]))
-        else:
-            raise ConfigError(f"{where}.display entries are field names or [field, label] pairs")
+    try:
+        display = parse_display(table.get("display", []), f"{where}.display")
+    except MCPConfigError as exc:
+        raise ConfigError(str(exc)) from None
     return CommandToolConfig(
         name=name,
         command=command,

@@ -122,6 +122,8 @@ def test_config_declares_command_tools_and_profiles(tmp_path: Path) -> None:
     ("[providers.x]\nread_timeout = -1\n", "read_timeout must be a positive number"),
     ("[tools.t]\ncommand = 5\n", "command must be a command line"),
     ("[tools.t]\ncommand = 'x'\nparameters = 'nope'\n", "parameters is not JSON"),
+    ("[tools.t]\ncommand = 'x'\ndisplay = 'text'\n", "display must be a list of field names or [field, label] pairs"),
+    ("[tools.t]\ncommand = 'x'\ndisplay = [['text']]\n", "display entries are field names or [field, label] pairs"),
     ("default = 'missing'\n", None),
     ("this is = not toml [", "not valid TOML"),
 ])

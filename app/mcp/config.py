@@ -120,7 +120,9 @@ def _approval(value: Any, where: str) -> str | None:
     return str(value)
 
 
-def _display(value: Any, where: str) -> list[tuple[str, str]]:
+def parse_display(value: Any, where: str) -> list[tuple[str, str]]:
+    """A display allow-list as a config file writes it (field names, or
+    ``[field, label]`` pairs): the one reading for command tools and MCP tools."""
     out: list[tuple[str, str]] = []
     if not isinstance(value, list):
         raise MCPConfigError(f"{where} must be a list of field names or [field, label] pairs")
@@ -188,7 +190,7 @@ def parse_server(name: str, table: Any, where: str) -> MCPServerConfig:
         at = f"{where}.tool.{tool}"
         if not isinstance(options, dict):
             raise MCPConfigError(f"{at} must be a table")
-        server.tool[tool] = ToolOptions(_display(options.get("display", []), f"{at}.display"),
+        server.tool[tool] = ToolOptions(parse_display(options.get("display", []), f"{at}.display"),
                                         _approval(options.get("approval"), f"{at}.approval"))
     return server
 
