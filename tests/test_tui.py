@@ -120,7 +120,9 @@ async def test_a_call_caught_mid_formation(tmp_path: Path, request: pytest.Fixtu
         # waits for the card's state, and no timer can move the screen on under it
         server.replies.append(Reply(body, chunk=16, pause_at=pause_at, hold=hold))
         endpoint = Endpoint("anthropic", server.url, "m", "test")
-        app = still(make_app(config=Config(), endpoint=endpoint))
+        # the held stream must outlast the wait, however slow the machine: not the demo's 15 s read timeout
+        held = ProviderProfile(name="demo", provider="demo", read_timeout=300.0)
+        app = still(make_app(config=Config(providers={"demo": held}, default="demo"), endpoint=endpoint))
         try:
             async with app.run_test(size=SIZE) as pilot:
                 prompt = app.screen.query_one(PromptInput)
