@@ -13,6 +13,7 @@ from app.tools.approvals import Answer, Approvals
 from app.tools.base import Tool, ToolContext
 from app.tools.dispatcher import CallUpdate, Dispatcher
 from app.tools.registry import Registry
+from tests.waiting import wait_until
 
 
 def _registry(log: list[str]) -> Registry:
@@ -30,16 +31,6 @@ def _registry(log: list[str]) -> Registry:
     ])
 
 
-async def _until(condition: Any, what: str) -> None:
-    """Poll the loop until ``condition`` holds (a state, never a fixed time)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 30
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.005)
-
-
 def test_calls_awaiting_approval_hold_no_run_slot(tmp_path: Path) -> None:
     log: list[str] = []
     updates: list[CallUpdate] = []
@@ -51,7 +42,7 @@ def test_calls_awaiting_approval_hold_no_run_slot(tmp_path: Path) -> None:
         keys = [dispatcher.submit(i, "asks", {"n": i}) for i in range(3)]
         dispatcher.submit(3, "free", {})
         awaiting = lambda: {u.ref for u in updates if u.state == "awaiting approval"}  # noqa: E731
-        await _until(lambda: awaiting() == {0, 1, 2} and "free" in log,
+        await wait_until(lambda: awaiting() == {0, 1, 2} and "free" in log,
                      "three calls awaiting approval while the allowed one ran")
         assert log == ["free"]  # with one slot: the allowed call ran past three that wait for the user
         for key in keys:
@@ -75,7 +66,7 @@ def test_a_cancel_while_awaiting_approval_leaves_it_not_run_and_unclaimed(tmp_pa
                                 max_concurrent=1)
         dispatcher.approvals = Approvals(interactive=True)
         dispatcher.submit(0, "asks", {"n": 0})
-        await _until(lambda: any(u.state == "awaiting approval" for u in updates), "the call to await approval")
+        await wait_until(lambda: any(u.state == "awaiting approval" for u in updates), "the call to await approval")
         dispatcher.cancel()
         await dispatcher.wait()
 
