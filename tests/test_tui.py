@@ -97,7 +97,8 @@ async def test_preamble_and_two_calls_of_the_same_tool(request: pytest.FixtureRe
         await send(app, pilot, "Show me Grace Hopper's open and shipped orders")
         assert "Submitted" in messages
         kinds = [type(w).__name__ for w in app.screen.query("#conversation > *")]
-        assert kinds == ["NoteBlock", "UserMessage", "ProseBlock", "ToolCard", "ToolCard", "ProseBlock"]
+        assert kinds == ["NoteBlock", "UserMessage", "ProseBlock", "ToolCard", "ToolCard", "ProseBlock",
+                         "UsageLine"]
         first, second = cards(app)
         assert (first.block.name, first.block.state) == ("search_orders", "ran")
         assert second.block.arguments == {"customer": "Grace Hopper", "status": "shipped"}

@@ -29,13 +29,19 @@ from app.store.transcripts import ImportError_, Store, StoredTurn, export_docume
 from app.stream import assemble
 from app.stream.usage import Usage, total, usage_words
 from app.tools.approvals import Approvals
+from app.tui.app import make_app
 from tests import streamgen
+from tests import test_tui as tui
 from tests.conftest import REAL
 from tests.conversations import demo_config
 from tests.faultserver import FaultServer, Reply
+from tests.snapshots import screen_svg
 from tests.test_chunking import split_at
 from tests.test_real_peer import peer  # noqa: F401  (the fixture)
 from tests.test_real_peer import pytestmark as real_peer
+from tests.waiting import quiet, screen_lines
+from widgets.status_line import StatusLine
+from widgets.usage_line import UsageLine
 
 # -- each dialect on real recorded streams --------------------------------------------------------
 
@@ -496,3 +502,68 @@ def test_llama_server_accepts_include_usage_and_reports_it(peer: str, home: Path
         assert document["usage"] == turn["usage"]
     else:
         assert "usage" not in turn and "usage" not in document
+
+
+# -- the TUI -------------------------------------------------------------------------------------------
+
+def _lines(app: Any) -> list[str]:
+    return [str(w.render()) for w in app.screen.query(UsageLine)]
+
+
+def _status_usage(app: Any) -> str:
+    return app.screen.query_one(StatusLine).usage
+
+
+async def test_the_tui_shows_each_exchange_and_the_conversation_and_a_reopen_shows_the_same() -> None:
+    app = tui.demo_app()
+    async with app.run_test(size=tui.SIZE) as pilot:
+        await tui.send(app, pilot, PROMPT)
+        first = total(t.usage for t in app.session.turns)  # the demo's numbers, one per request
+        assert first is not None and len(app.session.turns) >= 3
+        assert _lines(app) == [f"demo · {usage_words(first)}"]
+        assert _status_usage(app) == f"conversation {usage_words(first, brief=True)}"
+        seen = len(app.session.turns)
+        await tui.send(app, pilot, "Show me order A-1042")
+        second = total(t.usage for t in app.session.turns[seen:])
+        assert second is not None
+        assert _lines(app) == [f"demo · {usage_words(first)}", f"demo · {usage_words(second)}"]
+        assert _status_usage(app) == f"conversation {usage_words(first + second, brief=True)}"
+        live = tui.shown_svg(app)
+        conversation = app.session.conversation
+    reopened = tui.still(make_app(config=tui.demo_config(), conversation=conversation))
+    async with reopened.run_test(size=tui.SIZE) as pilot:
+        await quiet(pilot)
+        assert _lines(reopened) == [f"demo · {usage_words(first)}", f"demo · {usage_words(second)}"]
+        assert _status_usage(reopened) == f"conversation {usage_words(first + second, brief=True)}"
+        assert screen_svg(reopened) == live
+
+
+async def test_the_conversation_total_sums_across_a_model_switch() -> None:
+    app = tui.demo_app()
+    async with app.run_test(size=tui.SIZE) as pilot:
+        await tui.send(app, pilot, "Show me order A-1042")
+        seen = len(app.session.turns)
+        await tui.send(app, pilot, "/model anthropic")
+        assert app.session.endpoint.dialect == "anthropic"
+        await tui.send(app, pilot, "Show me order A-1043")
+        chat = total(t.usage for t in app.session.turns[:seen])
+        messages = total(t.usage for t in app.session.turns[seen:])
+        assert chat is not None and messages is not None
+        assert _lines(app) == [f"demo · {usage_words(chat)}", f"demo · {usage_words(messages)}"]
+        assert _status_usage(app) == f"conversation {usage_words(chat + messages, brief=True)}"
+
+
+async def test_a_stream_without_usage_shows_no_numbers_in_the_tui() -> None:
+    body = streamgen.anthropic([("text", "Hello there.")], stop_reason="end_turn")
+    body = re.sub(rb'"usage": ?\{[^}]*\}', b'"usage": null', body)
+    assert b"_tokens" not in body
+    with FaultServer() as server:
+        server.replies.append(Reply(body))
+        app = tui.still(make_app(config=Config(), endpoint=Endpoint("anthropic", server.url, "claude-x", "test")))
+        async with app.run_test(size=tui.SIZE) as pilot:
+            await tui.send(app, pilot, "hi")
+            assert app.session.turns[0].usage is None
+            assert _lines(app) == ["m · no token counts from the provider"]  # the model the wire named
+            assert _status_usage(app) == ""
+            shown = "\n".join(screen_lines(app))
+            assert "tokens" not in shown.replace("no token counts", "") and not re.search(r"\b0 (in|out)\b", shown)

@@ -80,11 +80,11 @@ def _is_terminal(stream: TextIO | None) -> bool:
 
 def cost_line(turns: list[Any], seconds: float) -> str:
     """One line: what the exchange cost (no numbers at all where the provider reported none)."""
-    from ..stream.usage import total, usage_words
+    from ..stream.usage import NOT_REPORTED, total, usage_words
     from ..words import plural
 
     model = next((t.model for t in reversed(turns) if t.model), None)
-    spent = usage_words(total(t.usage for t in turns)) or "no token counts from the provider"
+    spent = usage_words(total(t.usage for t in turns)) or NOT_REPORTED
     parts = [model, plural(sum(t.attempts for t in turns), "request"), spent, f"{seconds:.1f} s"]
     return "  · " + " · ".join(p for p in parts if p)
 

@@ -347,6 +347,10 @@ class Store:
         with self.transaction():
             for index, block in enumerate(blocks):
                 self.put_block(conversation, seq, index, block)
+            # a turn re-issued under its own index (Ctrl+R) keeps what its earlier runs cost: those tokens were spent
+            row = self._db.execute("SELECT usage FROM entries WHERE conversation = ? AND seq = ?",
+                                   (conversation, seq)).fetchone()
+            usage = total([_stored_usage(row[0]) if row else None, usage])
             self._db.execute(
                 "UPDATE entries SET state = 'done', attempts = ?, outcome = ?, stop_reason = ?, error = ?, cause = ?, "
                 "note = ?, finished = ?, usage = ?, model = ? WHERE conversation = ? AND seq = ?",

@@ -26,7 +26,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Usage", "count", "total", "usage_words", "FIELDS"]
+__all__ = ["Usage", "count", "total", "usage_words", "FIELDS", "NOT_REPORTED"]
+
+#: What is shown instead of numbers where the provider reported none.
+NOT_REPORTED = "no token counts from the provider"
 
 #: The counts a usage holds, in the order they are shown and stored.
 FIELDS = ("input", "output", "cached", "reasoning")
@@ -97,18 +100,21 @@ def _n(value: int) -> str:
     return f"{value:,}"
 
 
-def usage_words(usage: Usage | None) -> str:
+def usage_words(usage: Usage | None, brief: bool = False) -> str:
     """``tokens 1,234 in · 56 out`` (with the cached and reasoning parts where the
-    provider gave them); ``""`` when it reported nothing, so no number is shown."""
+    provider gave them, unless ``brief``); ``""`` when it reported nothing, so no
+    number is shown."""
     if usage is None or not usage.known:
         return ""
     parts = []
     if usage.input is not None:
-        parts.append(f"{_n(usage.input)} in" + (f" ({_n(usage.cached)} cached)" if usage.cached else ""))
+        parts.append(f"{_n(usage.input)} in" + (f" ({_n(usage.cached)} cached)" if usage.cached and not brief
+                                                  else ""))
     elif usage.cached is not None:
         parts.append(f"{_n(usage.cached)} cached in")
     if usage.output is not None:
-        parts.append(f"{_n(usage.output)} out" + (f" ({_n(usage.reasoning)} reasoning)" if usage.reasoning else ""))
+        parts.append(f"{_n(usage.output)} out" + (f" ({_n(usage.reasoning)} reasoning)"
+                                                   if usage.reasoning and not brief else ""))
     elif usage.reasoning is not None:
         parts.append(f"{_n(usage.reasoning)} reasoning out")
     return "tokens " + " · ".join(parts)

@@ -33,10 +33,12 @@ from widgets.branch_marker import BranchMarker
 from widgets.note import NoteBlock
 from widgets.prompt_input import PromptInput
 from widgets.status_line import StatusLine
+from widgets.usage_line import UsageLine
 from widgets.user_message import UserMessage
 
 from ..stream.inert import inert
 from ..stream.limits import one_line
+from ..stream.usage import Usage, total, usage_words
 from . import collector, slash
 
 if TYPE_CHECKING:
@@ -135,6 +137,13 @@ class ChatScreen(Screen[None]):
         self._started = 0.0
         self._last_byte = 0.0
         self._ticker: Timer | None = None
+        #: What the conversation cost: the stored tree's turns when it was (re)shown, and this screen's
+        #: exchanges since; the exchange in progress (a retry or an approval continues it) and its line.
+        self._spent_stored: Usage | None = None
+        self._spent_live: Usage | None = None
+        self._exchange_spent: Usage | None = None
+        self._exchange_model: str | None = None
+        self._usage_line: UsageLine | None = None
 
     @property
     def clock(self) -> Callable[[], float]:
@@ -628,6 +637,7 @@ class ChatScreen(Screen[None]):
         self._turn_widgets.clear()
         self._entries.clear()
         self._selected = None
+        self._usage_line = None
         self.note("Screen cleared. The conversation itself is unchanged (the model still sees all of it); "
                   "/new starts a fresh one.")
 
@@ -723,6 +733,7 @@ class ChatScreen(Screen[None]):
             if event.state == "running":
                 self._set_state("running tools…")
         elif isinstance(event, UserSent):
+            self._exchange_spent = self._exchange_model = self._usage_line = None  # a new exchange
             message = UserMessage(event.text)
             self._mount(message)
             if self.session.position is not None:  # the transcript writer has stored it (it listens first)
@@ -730,6 +741,8 @@ class ChatScreen(Screen[None]):
         elif isinstance(event, ConversationMoved):
             self._mount(NoteBlock(event.message, "quiet"))
             self._render_items(event.added)
+            self._spent_live = total([self._spent_live, *(getattr(i, "usage", None) for i in event.added)])
+            self._show_spent()
         elif isinstance(event, AttemptStarted):
             if self.session.position is not None:
                 self._entries[self.session.position] = event.turn
@@ -752,6 +765,12 @@ class ChatScreen(Screen[None]):
             self._last_failed = event.status in ("failed", "cancelled")
             if event.message:
                 self._mount(NoteBlock(event.message, "error"))
+            if event.model is not None or event.usage is not None:  # requests were made
+                self._spent_live = total([self._spent_live, event.usage])
+                self._exchange_spent = total([self._exchange_spent, event.usage])
+                self._exchange_model = event.model or self._exchange_model
+                self._show_usage_line()
+                self._show_spent()
             if self._branched and self._runtime() is not None and self.session.position is not None:
                 # a new version: show the tree's markers, as a reopen would
                 self._branched = False
@@ -827,17 +846,47 @@ class ChatScreen(Screen[None]):
         """A reopened conversation, in the shape it was shown in live (with
         a ‹n/m› marker above an entry that has other versions)."""
         self._render_items(stored.items)
+        # every turn of every branch was paid for: the conversation's cost is the whole tree's
+        self._spent_stored = total(getattr(item, "usage", None) for item in stored.tree or stored.items)
+        self._spent_live = None
+        self._show_spent()
+
+    # -- what it cost ------------------------------------------------------------------
+
+    def _show_usage_line(self) -> None:
+        """The exchange's line (model · tokens), below everything it showed; an
+        exchange that goes on (Ctrl+R, an approval answered) moves it down, summed."""
+        if self._usage_line is not None:
+            self._usage_line.remove()
+        self._usage_line = UsageLine(self._exchange_model, self._exchange_spent)
+        self._mount(self._usage_line)
+
+    def _show_spent(self) -> None:
+        spent = usage_words(total([self._spent_stored, self._spent_live]), brief=True)
+        self.query_one(StatusLine).usage = f"conversation {spent}" if spent else ""
 
     def _render_items(self, items: list[Any]) -> None:
         from ..store.transcripts import StoredUser
 
         message: str | None = None
         status: str | None = None
+        exchange: list[Any] = []  # the turns since the last user message
+
+        def close_exchange() -> None:
+            # the line a live exchange ended with: only where requests were recorded as made
+            if any(t.usage is not None or t.model is not None for t in exchange):
+                self._exchange_spent = total(t.usage for t in exchange)
+                self._exchange_model = next((t.model for t in reversed(exchange) if t.model), None)
+                self._usage_line = None
+                self._show_usage_line()
+            exchange.clear()
+
         for item in items:
             marked = item.siblings[1] > 1
             if isinstance(item, StoredUser):
                 if message:
                     self._mount(NoteBlock(message, "error"))
+                close_exchange()
                 if marked:
                     self._mount(BranchMarker(*item.siblings))
                 widget = UserMessage(item.text)
@@ -865,7 +914,9 @@ class ChatScreen(Screen[None]):
                 self._mount(NoteBlock(item.note, "error"))
             if item.killed:
                 status = "failed"
+            exchange.append(item)
         if message:
             self._mount(NoteBlock(message, "error"))
+        close_exchange()
         if status:
             self._set_state(_STATUS.get(status, status))
