@@ -10,6 +10,7 @@ import io
 import json
 import re
 import sqlite3
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,8 @@ from tests.test_chunking import split_at
 from tests.test_real_peer import peer  # noqa: F401  (the fixture)
 from tests.test_real_peer import pytestmark as real_peer
 from tests.waiting import quiet, screen_lines
+from widgets.prompt_input import PromptInput
+from widgets.prose import ProseBlock
 from widgets.status_line import StatusLine
 from widgets.usage_line import UsageLine
 
@@ -567,3 +570,38 @@ async def test_a_stream_without_usage_shows_no_numbers_in_the_tui() -> None:
             assert _status_usage(app) == ""
             shown = "\n".join(screen_lines(app))
             assert "tokens" not in shown.replace("no token counts", "") and not re.search(r"\b0 (in|out)\b", shown)
+
+
+async def test_a_cancelled_turn_re_issued_by_ctrl_r_counts_both_runs_live_and_stored() -> None:
+    """Anthropic's input arrives at message_start: the cancelled run spent it; Ctrl+R re-issues the
+    same turn index, and its stored usage is both runs' together, as the line under it says."""
+    head = (b'data: {"type":"message_start","message":{"id":"m1","model":"claude-x","content":[],'
+            b'"usage":{"input_tokens":30,"output_tokens":1}}}\n\n'
+            b'data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n'
+            b'data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hel"}}\n\n')
+    hold = threading.Event()
+    again = streamgen.anthropic([("text", "Hello.")], stop_reason="end_turn")
+    with FaultServer() as server:
+        # the first reply stops after its first words until the test is over: Esc finds it streaming
+        server.replies += [Reply(head + b": more\n\n", pause_at=len(head), hold=hold), Reply(again)]
+        app = tui.still(make_app(config=Config(), endpoint=Endpoint("anthropic", server.url, "claude-x", "test")))
+        try:
+            async with app.run_test(size=tui.SIZE) as pilot:
+                app.screen.query_one(PromptInput).text = "hi"
+                await pilot.press("enter")
+                await tui.wait_for(pilot, lambda: app.screen.query(ProseBlock) and app.session.busy, "the reply")
+                await pilot.press("escape")
+                await tui.settle(app, pilot)
+                assert app.session.turns[0].usage == Usage(30, None)  # the input only: no output count came
+                await pilot.press("ctrl+r")
+                await tui.settle(app, pilot)
+                first, second = app.session.turns
+                assert first.index == second.index
+                both = Usage(30, None) + Usage.from_dict(_demo_usage_of(again))  # type: ignore[operator]
+                assert second.usage is not None and both == first.usage + second.usage  # type: ignore[operator]
+                assert _lines(app) == [f"m · {usage_words(both)}"]
+                stored = app.runtime.store.load(app.session.conversation)
+                assert stored is not None
+                assert [i.usage for i in stored.items if isinstance(i, StoredTurn)] == [both]
+        finally:
+            hold.set()
