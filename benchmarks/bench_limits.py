@@ -1,23 +1,26 @@
 """Peak RSS of ``callstream ask`` against a stream that never ends (issue 13's
-fourth proof): an SSE line without a newline, and a gzip bomb.
+fourth proof), at the default limits: an SSE line without a newline, and a
+gzip bomb; and the time a long ordinary reply takes, to show the transcript
+writes it in time linear in its size.
 
-    make bench-limits
+    make bench-limits          # --quick: the tighter limits and an 8 MiB reply only
 
-A server process on 127.0.0.1 generates the hostile stream as it sends it
-(it never holds it), until the client hangs up:
+A server process on 127.0.0.1 generates each stream as it sends it (it
+never holds it), until the client hangs up:
 
-- ``endless``: ``data: xxxx…`` with no newline, ever;
+- ``endless``: ``data: xxxx…`` with no newline, ever (stops at ``event_bytes``);
 - ``bomb``: ``Content-Encoding: gzip`` over text-delta frames, about 1000:1,
-  so a few hundred KB on the wire become hundreds of MB decompressed (the
-  text they carry stops at ``content_bytes``; framing alone, at ``body_bytes``).
+  so a few hundred KB on the wire would be gigabytes decompressed (the text
+  stops at ``content_bytes``; the body is decompressed 64 KiB at a time);
+- ``proseN``: N bytes of ordinary prose in 1 KB deltas, then a normal end.
 
 ``callstream ask`` runs in a fresh process for each (tools, transcript and
-recording as a user would have them) and its peak RSS is read with
-``wait4``. The reference, measured in the same run, is the same ask against
-a short ordinary reply. Each row also runs with a tighter limit, to show the
-bound follows the limit. Printed: peak RSS, its ratio to the reference, what
-the stream cost above the reference against the limit that stopped it, the
-bytes that reached the client and the wall time.
+recording as a user would have them); its peak RSS is its own ``VmHWM``,
+read as it exits (``ru_maxrss`` would carry the peak of whatever started
+it across ``execve``), and the bytes it wrote are its ``wchar``. The
+reference, measured in the same run, is the same ask against a short
+ordinary reply. Each hostile row also runs at a tighter limit, to show the
+bound follows the limit.
 """
 
 from __future__ import annotations
@@ -29,8 +32,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from app.stream.limits import Limits, size_words  # noqa: E402
 
 SERVER = r"""
 import asyncio, sys, zlib
@@ -57,6 +64,21 @@ async def handle(reader, writer):
 
         if mode == "normal":
             chunk(NORMAL)
+        elif mode.startswith("prose"):
+            # ordinary prose (words and spaces), then a normal end: a long reply, not a hostile one
+            total = int(mode[len("prose"):])
+            words = b"the quick brown fox jumps over a lazy dog and " * 20
+            frame = b'data: {"choices":[{"index":0,"delta":{"content":"' + words + b'"}}]}\n\n'
+            block = frame * 64
+            while sent + len(words) * 64 <= total:
+                chunk(block)
+                sent += len(words) * 64
+                await writer.drain()
+            while sent < total:
+                part = words[: total - sent]
+                chunk(b'data: {"choices":[{"index":0,"delta":{"content":"' + part + b'"}}]}\n\n')
+                sent += len(part)
+            chunk(NORMAL.split(b"\n\n", 1)[1])
         elif mode == "endless":
             chunk(b"data: ")
             piece = b"x" * 65536
@@ -91,64 +113,105 @@ asyncio.run(main())
 """
 
 
-def run_ask(url: str, mode: str, work: Path, limits: str = "") -> dict[str, float]:
+#: ``python -m app`` that writes its own peak RSS (``VmHWM``, this address space's alone:
+#: ``ru_maxrss`` carries across ``execve`` from whatever started it) and the bytes it wrote
+#: (``wchar``) to $BENCH_HWM as it exits.
+RUNNER = r"""
+import atexit, os, runpy, sys
+
+def peak():
+    with open("/proc/self/status") as status, open("/proc/self/io") as io, open(os.environ["BENCH_HWM"], "w") as out:
+        hwm = next(line for line in status if line.startswith("VmHWM:")).split()[1]
+        wchar = next(line for line in io if line.startswith("wchar:")).split()[1]
+        out.write(f"{hwm} {wchar}")
+
+atexit.register(peak)
+sys.argv = ["callstream", *sys.argv[1:]]
+runpy.run_module("app", run_name="__main__")
+"""
+
+
+def run_ask(url: str, mode: str, work: Path, limits: str = "") -> dict[str, Any]:
     home = work / f"home-{mode}-{len(list(work.iterdir()))}"
     home.mkdir()
     config = home / "config.toml"
     config.write_text(f'[providers.hostile]\nprovider = "openai-chat"\nmodel = "m"\nbase_url = "{url}/{mode}/v1"\n'
-                      'retries = 0\nread_timeout = 30\n' + (f"\n[limits]\n{limits}\n" if limits else ""))
-    env = {**os.environ, "CALLSTREAM_HOME": str(home / "data"), "CALLSTREAM_CONFIG": str(config)}
+                      'retries = 0\nread_timeout = 120\n' + (f"\n[limits]\n{limits}\n" if limits else ""))
+    hwm = home / "hwm"
+    env = {**os.environ, "CALLSTREAM_HOME": str(home / "data"), "CALLSTREAM_CONFIG": str(config),
+           "BENCH_HWM": str(hwm)}
     start = time.perf_counter()
-    ask = subprocess.Popen([sys.executable, "-m", "app", "ask", "hello", "--provider", "hostile", "--no-tools"],
-                           env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(ask.pid, 0)
+    ask = subprocess.run([sys.executable, "-c", RUNNER, "ask", "hello", "--provider", "hostile", "--no-tools"],
+                         env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
     wall = time.perf_counter() - start
-    err = ask.stderr.read().decode() if ask.stderr else ""
-    code = os.waitstatus_to_exitcode(status)
-    if mode == "normal" and code != 0 or mode != "normal" and ("stopped" not in err or "Traceback" in err):
-        raise SystemExit(f"ask on {mode} ended unexpectedly ({code}): {err[-2000:]}")
+    err = ask.stderr.decode()
+    hostile = not mode.startswith(("normal", "prose"))
+    if not hostile and ask.returncode != 0 or hostile and ("stopped" not in err or "Traceback" in err):
+        raise SystemExit(f"ask on {mode} ended unexpectedly ({ask.returncode}): {err[-2000:]}")
     recording = sum(p.stat().st_size for p in (home / "data").rglob("recordings/*"))
-    return {"rss": usage.ru_maxrss * 1024, "wall": wall, "recording": recording, "message": err.strip()}
+    store = sum(p.stat().st_size for p in (home / "data").glob("*.db*"))
+    peak_kib, wrote = hwm.read_text().split()
+    return {"rss": int(peak_kib) * 1024, "wrote": int(wrote), "wall": wall, "recording": recording, "store": store,
+            "message": err.strip()}
 
 
 def main() -> int:
-    argparse.ArgumentParser(description=__doc__).parse_args()
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="skip the rows at the default limits")
+    args = parser.parse_args()
     server = subprocess.Popen([sys.executable, "-c", SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               text=True)
     mib = 1 << 20
+    defaults = Limits()
     try:
         assert server.stdout is not None
         url = server.stdout.readline().strip()
         with tempfile.TemporaryDirectory(prefix="callstream-bench-limits-") as tmp:
             work = Path(tmp)
             reference = run_ask(url, "normal", work)
-            rows = [
-                ("endless line", "event_bytes", 32 * mib, run_ask(url, "endless", work)),
-                ("endless line", "event_bytes", 4 * mib, run_ask(url, "endless", work, f"event_bytes = {4 * mib}")),
-                # the default 32 MiB takes minutes here: the transcript rewrites the growing prose twice a
-                # second, so the time (not the memory) grows faster than the prose; two smaller limits give the slope
-                ("gzip bomb", "content_bytes", 8 * mib, run_ask(url, "bomb", work, f"content_bytes = {8 * mib}")),
-                ("gzip bomb", "content_bytes", 4 * mib, run_ask(url, "bomb", work, f"content_bytes = {4 * mib}")),
-            ]
+            rows: list[tuple[str, str, int, dict[str, Any]]] = []
+            if not args.quick:
+                rows.append(("endless line", "event_bytes", defaults.event_bytes, run_ask(url, "endless", work)))
+            rows.append(("endless line", "event_bytes", 4 * mib, run_ask(url, "endless", work,
+                                                                       f"event_bytes = {4 * mib}")))
+            if not args.quick:
+                rows.append(("gzip bomb", "content_bytes", defaults.content_bytes, run_ask(url, "bomb", work)))
+            rows.append(("gzip bomb", "content_bytes", 4 * mib, run_ask(url, "bomb", work,
+                                                                      f"content_bytes = {4 * mib}")))
+            small = run_ask(url, f"prose{mib}", work)
+            big_size = 8 * mib if args.quick else defaults.content_bytes
+            big = run_ask(url, f"prose{big_size}", work)
     finally:
         server.communicate("")
     print()
-    print(f"`callstream ask` against streams that never end; reference: the same ask on a short reply, "
-          f"peak RSS {reference['rss'] / mib:.0f} MiB, {reference['wall']:.2f} s")
+    print(f"`callstream ask` against streams that never end, at the default limits and at a tighter one; "
+          f"reference: the same ask on a short reply, peak RSS {reference['rss'] / mib:.0f} MiB, "
+          f"{reference['wall']:.2f} s")
     print()
     print("| stream | limit that stopped it | peak RSS | × reference | above reference ÷ limit | recording | wall |")
     print("|---|---|---|---|---|---|---|")
     for name, key, limit, row in rows:
         above = (row["rss"] - reference["rss"]) / limit
-        print(f"| {name} | {key} = {limit // mib} MiB | {row['rss'] / mib:.0f} MiB | "
+        print(f"| {name} | {key} = {size_words(limit)} | {row['rss'] / mib:.0f} MiB | "
               f"{row['rss'] / reference['rss']:.2f}× | {above:.2f} | {row['recording'] / mib:.1f} MiB | "
               f"{row['wall']:.1f} s |")
     print()
-    print("stated as:", rows[0][3]["message"].splitlines()[-1][:160])
-    print("stated as:", rows[2][3]["message"].splitlines()[-1][:160])
-    slope = (rows[2][3]["rss"] - rows[3][3]["rss"]) / (rows[2][2] - rows[3][2])
-    print(f"gzip bomb: {slope:.1f} bytes of peak RSS per byte of content_bytes; at the default 32 MiB that is about "
-          f"{(rows[3][3]['rss'] + slope * (32 * mib - rows[3][2])) / mib:.0f} MiB")
+    for name, _, _, row in rows[:: 2 if not args.quick else 1]:
+        print(f"{name} stated as:", row["message"].splitlines()[-1][:200])
+    print()
+    print("A long ordinary reply (prose in 1 KB deltas, then a normal end), stored as it streams:")
+    print()
+    print("| reply | wall | wall above reference | written (wchar) | written ÷ reply | peak RSS | transcript |")
+    print("|---|---|---|---|---|---|---|")
+    for size, row in ((mib, small), (big_size, big)):
+        print(f"| {size_words(size)} | {row['wall']:.2f} s | {row['wall'] - reference['wall']:.2f} s | "
+              f"{row['wrote'] / mib:.1f} MiB | {row['wrote'] / size:.2f} | {row['rss'] / mib:.0f} MiB | "
+              f"{row['store'] / mib:.1f} MiB |")
+    times = (big["wall"] - reference["wall"]) / max(small["wall"] - reference["wall"], 1e-3)
+    writes = big["wrote"] / small["wrote"]
+    print()
+    print(f"{size_words(big_size)} against 1 MiB ({big_size // mib}× the text): {writes:.1f}× the bytes written, "
+          f"{times:.1f}× the time above the reference (linear is {big_size // mib}×)")
     return 0
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
+from app.store.recording import read_recording
 from tests import streamgen
 from tests.faultserver import FaultServer, Reply
 
@@ -379,6 +380,67 @@ def test_a_gzip_bomb_of_text_stops_at_the_content_limit(saved: Saved, server: Fa
     assert turn["error"] == ("the stream was stopped: the reply's text and arguments passed 1 MiB "
                              "(limits.content_bytes in the config)")
     saved.intact()
+
+
+def test_a_gzip_bomb_is_decompressed_only_as_far_as_the_limit(saved: Saved, server: FaultServer) -> None:
+    """Each decompression step yields at most 64 KiB (httpx inflates a whole
+    read: 4 KB of this bomb would be 4 MB at once), so what reaches the
+    parser, the recording and the store stops within a step of the limit."""
+    import gzip
+
+    from app.net.inflate import PIECE
+
+    _config(saved, "[limits]\ncontent_bytes = 1048576")
+    frame = b'data: {"choices":[{"index":0,"delta":{"content":"' + b"a" * 900 + b'"}}]}\n\n'
+    server.replies.append(Reply(gzip.compress(frame * 20_000), headers={"Content-Encoding": "gzip"}, chunk=65536))
+    code, out, err = run("ask", "hi", "--provider", _provider(saved, server), "--json")
+    assert code == 1 and "Traceback" not in err
+    conversation = json.loads(out)["conversation"]
+    code, exported, _ = run("export", conversation)
+    (turn,) = [i for i in json.loads(exported)["items"] if i["kind"] == "turn"]
+    text = "".join(b["text"] for b in turn["blocks"] if b["type"] == "text")
+    assert 1 << 20 < len(text) <= (1 << 20) + PIECE
+    recording = read_recording(next((saved.data / "recordings").glob(f"{conversation}.ndjson*")))
+    received = sum(len(data) for _, kind, data in recording.events if kind in ("o", "b"))
+    assert received <= (1 << 20) * len(frame) // 900 + 2 * PIECE
+    saved.intact()
+
+
+def test_a_body_that_does_not_decompress_is_a_stated_failure(saved: Saved, server: FaultServer) -> None:
+    import gzip
+
+    good = gzip.compress(streamgen.openai_chat([("text", "Hello there.")], finish="stop"))
+    server.replies.append(Reply(good[:40] + b"\x00garbage" * 50, headers={"Content-Encoding": "gzip"}))
+    code, out, err = run("ask", "hi", "--provider", _provider(saved, server), "--json")
+    assert code == 1 and "Traceback" not in err
+    turn = json.loads(out)["turns"][0]
+    assert turn["outcome"] == "cut_off" and "the response body does not decompress" in turn["error"], turn
+    saved.intact()
+
+
+def test_compressed_bodies_decompress_piece_by_piece() -> None:
+    import gzip
+    import zlib
+
+    from app.net.inflate import PIECE, InflateError, inflater_for
+
+    text = bytes(range(256)) * 4000 + b"a" * 3_000_000
+    two_members = gzip.compress(text[:500_000]) + gzip.compress(text[500_000:])
+    raw = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
+    cases = {"gzip": two_members, "x-gzip": gzip.compress(text), "deflate": zlib.compress(text),
+             "Deflate": raw.compress(text) + raw.flush()}
+    for encoding, body in cases.items():
+        inflater = inflater_for(encoding)
+        assert inflater is not None
+        pieces = [piece for start in range(0, len(body), 7000) for piece in inflater.feed(body[start:start + 7000])]
+        pieces.append(inflater.flush())
+        assert b"".join(pieces) == text, encoding
+        assert max(map(len, pieces)) <= PIECE
+    assert inflater_for("") is None and inflater_for("br") is None and inflater_for("identity") is None
+    broken = inflater_for("gzip")
+    assert broken is not None
+    with pytest.raises(InflateError, match="does not decompress"):
+        list(broken.feed(b"\x1f\x8b\x08\x00" + b"\xff" * 100))
 
 
 def test_a_gzip_bomb_of_keep_alives_stops_at_the_body_limit(saved: Saved, server: FaultServer) -> None:

