@@ -11,7 +11,10 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported: ``callstream --help`` passes through here
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def lazy_exports(package: str, where: Mapping[str, Sequence[str]]) -> Callable[[str], Any]:

@@ -41,6 +41,9 @@ def test_quick_commands_import_neither_the_loop_nor_the_tui(tmp_path: Path) -> N
     heavy = {"textual", "httpx", "jsonschema", "app.chat.session", "app.demo.server", "app.mcp.servers"}
     run = "from app.cli import main\ntry:\n    main({argv})\nexcept SystemExit:\n    pass"
     assert _modules_after(run.format(argv="['--help']"), env) & (heavy | {"asyncio"}) == set()
+    # the registry reads each command's options: argparse-level code, not the stream core
+    stream_core = {"app.stream.dialects", "app.stream.parser", "app.stream.assembler", "app.stream.sse", "dataclasses"}
+    assert _modules_after(run.format(argv="['--help']"), env) & stream_core == set()
     assert _modules_after(run.format(argv="['transcripts']"), env) & heavy == set()
 
 
@@ -48,3 +51,10 @@ def test_the_tui_loads_jsonschema_and_mcp_servers_only_when_used() -> None:
     loaded = _modules_after("import app.tui.app")
     assert "textual.app" in loaded
     assert loaded & {"jsonschema", "app.mcp.servers", "app.mcp.tools"} == set()
+
+
+def test_the_light_list_of_dialect_names_is_the_dialects_table() -> None:
+    from app.stream import DIALECT_NAMES
+    from app.stream.dialects import DIALECTS
+
+    assert DIALECT_NAMES == tuple(DIALECTS)

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 
-from ..stream import DIALECTS, ToolCallBlock, Turn, assemble
+from ..stream import DIALECT_NAMES
 from ..stream.inert import inert, inert_json
 from .common import fail
+
+TYPE_CHECKING = False  # typing is not imported on the --help path
+if TYPE_CHECKING:
+    from ..stream import ToolCallBlock, Turn
 
 __all__ = ["register", "run", "format_turn"]
 
@@ -25,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     inspect.add_argument(
         "--dialect",
         default="auto",
-        help=f"wire format: {', '.join(DIALECTS)} or auto (default: detect from the first frames)",
+        help=f"wire format: {', '.join(DIALECT_NAMES)} or auto (default: detect from the first frames)",
     )
     inspect.add_argument("--json", action="store_true", help="print the turn as one JSON document")
 
@@ -35,8 +37,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _inspect(file: str, dialect: str, as_json: bool) -> int:
-    if dialect != "auto" and dialect not in DIALECTS:
-        return fail(f"unknown dialect {dialect!r} (choose one of {', '.join(DIALECTS)}, auto)")
+    from pathlib import Path
+
+    from ..stream import assemble
+
+    if dialect != "auto" and dialect not in DIALECT_NAMES:
+        return fail(f"unknown dialect {dialect!r} (choose one of {', '.join(DIALECT_NAMES)}, auto)")
     try:
         data = Path(file).read_bytes()
     except OSError as exc:
@@ -52,6 +58,8 @@ def _inspect(file: str, dialect: str, as_json: bool) -> int:
 
 def format_turn(turn: Turn) -> str:
     """The human form of ``inspect``: blocks in order, then the outcome."""
+    from ..stream import ToolCallBlock
+
     lines: list[str] = []
     for block in turn.blocks:
         if isinstance(block, ToolCallBlock):
@@ -79,6 +87,8 @@ def _format_call(call: ToolCallBlock) -> list[str]:
         head += "  (run by the provider)"
     lines = [head + " ──"]
     if call.final and call.arguments is not None:
+        import json
+
         pretty = json.dumps(call.arguments, ensure_ascii=False, indent=2)
         lines.extend("  " + inert(line) for line in pretty.splitlines())
         lines.append("  final: complete and strictly parsed")

@@ -6,10 +6,12 @@ test enforces it. Everything else in callstream is built and tested on top.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from app.lazy import lazy_exports
 
+#: ``typing`` is not imported for this (mypy reads any name ``TYPE_CHECKING``
+#: as the real one): ``callstream --help`` reaches this package and needs
+#: nothing of it but ``DIALECT_NAMES``.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .assembler import BlockAdded, BlockChanged, CallClosed, TurnClosed, Update
     from .blocks import (
@@ -30,6 +32,10 @@ if TYPE_CHECKING:
     from .sse import SSEDecoder, SSEEvent
     from .strictjson import StrictJSONError, parse_arguments
 
+#: The wire formats, by the names the config and ``--dialect`` use (the
+#: dialects package maps each to its module; a test keeps the two equal).
+DIALECT_NAMES = ("openai-chat", "openai-responses", "anthropic", "gemini")
+
 #: Where each name lives: a command that needs one piece (``inert`` for a
 #: printed line, ``blocks`` for a stored turn) does not import the dialects,
 #: the assembler and the SSE decoder with it.
@@ -44,6 +50,7 @@ __getattr__ = lazy_exports(__name__, {
 })
 
 __all__ = [
+    "DIALECT_NAMES",
     "block_from_record",
     "block_record",
     "TERMINAL_STATES",

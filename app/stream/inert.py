@@ -16,11 +16,13 @@ document means exactly the same and printing it cannot drive a terminal.
 
 from __future__ import annotations
 
-import json
 import re
-from typing import Any
 
 from .redact import redact
+
+TYPE_CHECKING = False  # neither typing nor json is imported on the --help path
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["inert", "inert_json"]
 
@@ -47,5 +49,7 @@ def inert_json(value: Any, indent: int | None = 2) -> str:
     """``value`` as JSON text that is safe to print: redacted, with C1
     controls, DEL, bidi overrides and line separators written as escapes
     (json.dumps escapes C0 controls itself; these it leaves raw)."""
+    import json
+
     text = json.dumps(value, ensure_ascii=False, indent=indent)
     return _UNSAFE.sub(_json_escape, redact(text))

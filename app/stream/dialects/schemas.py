@@ -19,11 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .. import DIALECT_NAMES
 from ..limits import MAX_DEPTH
 
 __all__ = ["SchemaProblem", "adapt", "problems", "DIALECT_NAMES"]
-
-DIALECT_NAMES = ("openai-chat", "openai-responses", "anthropic", "gemini")
 
 #: Keys Gemini's OpenAPI-subset ``parameters`` reject outright.
 _GEMINI_DROP = frozenset({"$schema", "$id", "additionalProperties", "$defs", "definitions", "$comment"})
