@@ -113,7 +113,11 @@ def connect(path: Path, synchronous: str = "NORMAL") -> sqlite3.Connection:
     """``synchronous="FULL"`` where a commit must survive power loss (the ledger's claims)."""
     existed = path.exists()
     try:
-        db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False, factory=_Connection)
+        # no statement cache: a cached statement keeps its last bound values, so a 10 MB argument
+        # buffer written once would stay in memory (a copy per database) until the process ends;
+        # preparing each statement again costs a few microseconds
+        db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False, factory=_Connection,
+                             cached_statements=0)
     except sqlite3.DatabaseError as exc:
         raise explain(path, exc) from exc
     assert isinstance(db, _Connection)

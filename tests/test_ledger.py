@@ -52,6 +52,18 @@ def test_canonical_json_is_compact_and_sorted_by_utf16() -> None:
     assert canonical_json({"\U0001f600": 1, "\uffff": 2}) == '{"\U0001f600":1,"\uffff":2}'
 
 
+def test_a_key_is_the_sha256_of_the_canonical_json_it_always_was() -> None:
+    # hashed as it is written (no string of the arguments' size): the same keys as before, so a ledger
+    # written by an earlier version still names the same calls
+    import hashlib
+
+    arguments = {"body": 'a "long" body\n\u00e9\U0001f600 ' * 40_000, "n": [1.0, -0.0, 2.5], "z": {"b": 1, "a": 2}}
+    expected = hashlib.sha256(canonical_json(["c", "br", 3, "t", arguments, 2]).encode()).hexdigest()
+    assert idempotency_key("c", 3, "t", arguments, 2, branch="br") == expected
+    assert idempotency_key("c", 1, "t", {}, 1) == hashlib.sha256(
+        b'["c",1,"t",{},1]').hexdigest()
+
+
 def test_claim_then_record_then_reuse(tmp_path: Path) -> None:
     ledger = SqliteLedger(tmp_path / "l.db")
     first = ledger.claim("k", "c", 0, "t", {}, 1)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.stream.preview import format_value
+from app.stream.preview import KEPT, FormingPreview, format_value
 
 _TEXT = st.text(alphabet=st.sampled_from("ab \n\t\u00a0é"), max_size=800)
 
@@ -44,3 +46,36 @@ def test_a_huge_list_of_dicts_is_cut_without_reading_it_all() -> None:
     line = format_value(rows, 60)
     assert line.endswith("…") and len(line) == 60
     assert Counting.reads < 100
+
+
+def _fed(doc: str, step: int) -> FormingPreview:
+    preview = FormingPreview()
+    for i in range(0, len(doc), step):
+        preview.feed(doc[i : i + step])
+    return preview
+
+
+@given(st.integers(min_value=1, max_value=5000))
+def test_a_string_longer_than_kept_is_held_only_as_its_first_characters(step: int) -> None:
+    body = "word " * (KEPT // 2)  # 2.5 × KEPT characters
+    doc = json.dumps({"order_id": "A-1", "body": body, "priority": "high"})
+    preview = _fed(doc, step)
+    held = preview._values[("body",)]
+    assert held == body[:KEPT]  # the prefix, exactly, whatever the fragmenting
+    assert preview.stable_names() == {"order_id", "body", "priority"}
+    assert preview.stable_top() == {"order_id": "A-1", "priority": "high"}  # no cut value passes for a whole one
+    shown = dict(preview.fields([("body", "Body"), ("priority", "Priority")], 40))
+    assert shown == {"Body": format_value(body, 40), "Priority": "high"}
+
+
+def test_a_cut_string_that_collapses_short_still_says_it_goes_on() -> None:
+    body = " " * (KEPT + 10) + "tail"
+    preview = _fed(json.dumps({"body": body}), 997)
+    (label, text), = preview.fields([("body", "Body")], 40)
+    assert text is not None and text.endswith("…")
+
+
+def test_a_string_of_exactly_kept_characters_is_held_whole() -> None:
+    body = "x" * KEPT
+    preview = _fed(json.dumps({"body": body}), 64)
+    assert preview.stable_top() == {"body": body}

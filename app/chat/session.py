@@ -690,12 +690,15 @@ class ChatSession:
         tool = self.registry.get(call.name)
         if tool is None:
             return
-        stable = preview.stable_top()
-        if not all(name in stable for name in tool.parameters.get("required", [])):
+        required = tool.parameters.get("required", [])
+        stable = preview.stable_names()
+        if not all(name in stable for name in required):
             return
         call.timings["required"] = self.clock()
-        if self.warming and tool.read_only and tool.warm is not None:
-            task = asyncio.ensure_future(self._warm(tool.warm, dict(stable)))
+        whole = preview.stable_top()
+        if self.warming and tool.read_only and tool.warm is not None and all(name in whole for name in required):
+            # a warm-up gets whole values only (a string too long to hold whole is not warmed on)
+            task = asyncio.ensure_future(self._warm(tool.warm, dict(whole)))
             self._warm_tasks.add(task)
             task.add_done_callback(self._warm_tasks.discard)
 

@@ -13,15 +13,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .claim import Claim
-from .keys import canonical_json, conversation_scope, idempotency_key
+from .keys import canonical_digest, canonical_json, conversation_scope, idempotency_key
 from .protocol import Ledger, LedgerUnavailable
 from .sqlite import SqliteLedger
 
 if TYPE_CHECKING:
     from ..config import Config
 
-__all__ = ["Ledger", "LedgerUnavailable", "SqliteLedger", "Claim", "canonical_json", "conversation_scope",
-           "idempotency_key", "open_ledger", "ledger_url", "LEDGER_URL_ENV"]
+__all__ = ["Ledger", "LedgerUnavailable", "SqliteLedger", "Claim", "canonical_digest", "canonical_json",
+           "conversation_scope", "idempotency_key", "open_ledger", "ledger_url", "LEDGER_URL_ENV"]
 
 #: Overrides the config's ``ledger`` (a ``postgresql://`` URL; may carry a password: it is the environment).
 LEDGER_URL_ENV = "CALLSTREAM_LEDGER_URL"

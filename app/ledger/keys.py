@@ -21,9 +21,10 @@ import json
 import math
 from typing import Any
 
+from ..stream.jsonwrite import pieces
 from ..stream.limits import check_depth
 
-__all__ = ["canonical_json", "conversation_scope", "idempotency_key"]
+__all__ = ["canonical_digest", "canonical_json", "conversation_scope", "idempotency_key"]
 
 
 def _number(value: float) -> int | float:
@@ -56,10 +57,20 @@ def canonical_json(value: Any) -> str:
                       allow_nan=False)
 
 
+def canonical_digest(value: Any) -> str:
+    """sha256 (hex) of ``canonical_json(value)``, hashed as it is written: a
+    10 MB argument costs no 10 MB string to name it."""
+    digest = hashlib.sha256()
+    update = digest.update
+    for piece in pieces(_canon(check_depth(value))):
+        update(piece.encode())
+    return digest.hexdigest()
+
+
 def idempotency_key(conversation: str, turn: int, tool: str, arguments: dict[str, Any], occurrence: int,
                     branch: str = "") -> str:
     parts: list[Any] = [conversation, branch] if branch else [conversation]
-    return hashlib.sha256(canonical_json([*parts, turn, tool, arguments, occurrence]).encode()).hexdigest()
+    return canonical_digest([*parts, turn, tool, arguments, occurrence])
 
 
 def conversation_scope(conversation: str, team: str | None = None) -> str:

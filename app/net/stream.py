@@ -23,13 +23,13 @@ import asyncio
 import email.utils
 import math
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import httpx
 
-from ..stream import StreamParser, Turn, Update
+from ..stream import StreamParser, Turn, Update, jsonwrite
 from ..stream.limits import loads, one_line
 from ..stream.redact import redact
 from .inflate import ACCEPT_ENCODING, InflateError, inflater_for
@@ -130,6 +130,36 @@ def _redirect_target(request: httpx.Request, response: httpx.Response, hops: int
     return target
 
 
+#: How much of a request body is handed to the socket at once.
+_SLICE = 1 << 16
+
+
+class _Slices(httpx.AsyncByteStream):
+    """A body sent a slice at a time, each written once the socket drained
+    the one before: asyncio's transport copies whatever it cannot send at
+    once into its buffer, so a 10 MB body given whole would be held twice."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        data = self._data
+        for start in range(0, len(data), _SLICE):
+            yield data[start : start + _SLICE]
+
+
+def _json_request(client: httpx.AsyncClient, url: str, headers: dict[str, str], body: dict[str, Any],
+                  timeout: httpx.Timeout) -> httpx.Request:
+    """POST ``body`` as JSON, the text httpx's ``json=`` writes, encoded
+    without a ``str`` of it and sent in slices (a history that carries a
+    10 MB argument costs about the bytes sent, not three or four times that)."""
+    data = jsonwrite.encode(body)
+    request = client.build_request("POST", url, content=data, timeout=timeout,
+                                   headers={**headers, "Content-Type": "application/json"})
+    request.stream = _Slices(data)  # ``request.content`` stays the bytes (a redirect re-sends them)
+    return request
+
+
 async def _send(client: httpx.AsyncClient, request: httpx.Request, timeout: httpx.Timeout) -> httpx.Response:
     """Send, following same-origin 307/308 redirects only (see the module's docstring)."""
     hops = 0
@@ -195,8 +225,7 @@ async def stream_once(
     detail: str | None = None
     try:
         async with asyncio.timeout(timeouts.deadline):
-            request = client.build_request("POST", url, json=body, headers={"accept-encoding": ACCEPT_ENCODING,
-                                                                            **headers}, timeout=timeout)
+            request = _json_request(client, url, {"accept-encoding": ACCEPT_ENCODING, **headers}, body, timeout)
             response = await _send(client, request, timeout)
             try:
                 if response.status_code != 200:

@@ -91,9 +91,10 @@ class RecordingWriter:
             self._commit()
 
     def _write(self, value: Any) -> None:
-        line = redact(json.dumps(value, ensure_ascii=False, separators=(",", ":"))) + "\n"
+        line = redact(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
         self._batch.append(line)
-        self._batch_chars += len(line)
+        self._batch.append("\n")  # not ``line + "\n"``: a request of 10 MB would be copied to end it
+        self._batch_chars += len(line) + 1
         if self._batch_chars >= _BATCH_CHARS:
             self._commit()
 

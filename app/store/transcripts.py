@@ -205,8 +205,8 @@ class Store:
         except BaseException:
             self._db.close()
             raise
-        #: (conversation, seq, index) → the argument buffer last written there
-        self._written: dict[tuple[str, int, int], str] = {}
+        #: (conversation, seq, index) → (length, hash) of the argument buffer last written there
+        self._written: dict[tuple[str, int, int], tuple[int, int]] = {}
         #: (conversation, seq, index) → how much of that prose block is in ``prose_parts``
         #: (characters, parts) and whether it was written complete (and indexed)
         self._prose: dict[tuple[str, int, int], tuple[int, int, bool]] = {}
@@ -360,11 +360,14 @@ class Store:
                 raw = record.pop("arguments_raw")
                 record.pop("arguments", None)
                 key = (conversation, seq, index)
+                # what was written is remembered by its length and hash, not kept: a forming call's
+                # earlier buffer would otherwise stay in memory beside the grown one
+                mark = (len(raw), hash(raw))
                 last = self._written.get(key)
-                if last is not raw and last != raw and (raw or last is not None):  # no row for a buffer not begun
+                if last != mark and (raw or last is not None):  # no row for a buffer not begun
                     self._db.execute("INSERT OR REPLACE INTO call_arguments (conversation, seq, idx, raw) "
                                      "VALUES (?, ?, ?, ?)", (conversation, seq, index, raw))
-                    self._written[key] = raw
+                    self._written[key] = mark
             self._db.execute("INSERT OR REPLACE INTO blocks (conversation, seq, idx, record) VALUES (?, ?, ?, ?)",
                              (conversation, seq, index, json.dumps(record, ensure_ascii=False)))
             search.put(self._db, conversation, seq, index, search.block_text(block, self.display))

@@ -9,7 +9,8 @@ member by member. Nothing unlisted, and never the raw buffer.
 stable values by path, using the incremental scanner: each character is seen
 once, so a megabyte of arguments costs what one pass over it costs, however
 it was fragmented (partial-json-parser re-parses the whole buffer per call:
-about 11 ms at 100 KB, quadratic over a stream).
+about 11 ms at 100 KB, quadratic over a stream). It holds at most ``KEPT``
+characters of a string value: enough for any line a card draws.
 """
 
 from __future__ import annotations
@@ -22,12 +23,17 @@ from .jsonscan import JSONScanner, Path
 from .limits import loads
 from .pieces import append_piece
 
-__all__ = ["FormingPreview", "visible_fields", "format_value", "result_line", "shown_result", "DisplaySpec"]
+__all__ = ["KEPT", "FormingPreview", "visible_fields", "format_value", "result_line", "shown_result", "DisplaySpec"]
 
 #: (dotted path, label) pairs; ``*`` in a path matches every array element.
 DisplaySpec = Sequence[tuple[str, str]]
 
 _MAX_SHOWN = 160
+
+#: Characters of one string value the forming preview holds: a card shows a
+#: line of it, so a 10 MB body is not held a second time beside the call's
+#: buffer (the whole value is the buffer's, parsed, once the call ends).
+KEPT = 16 * 1024
 
 
 def format_value(value: Any, limit: int = _MAX_SHOWN) -> str:
@@ -172,7 +178,8 @@ class FormingPreview:
     card can show "…" for a field it knows is coming.
     """
 
-    __slots__ = ("_scanner", "_values", "_top", "_open_strings", "_loose", "_seen", "broken", "version")
+    __slots__ = ("_scanner", "_values", "_top", "_open_strings", "_loose", "_held", "_seen", "_cut", "_stable",
+                 "broken", "version")
 
     def __init__(self) -> None:
         self._scanner = JSONScanner()
@@ -183,7 +190,13 @@ class FormingPreview:
         self._open_strings: dict[Path, list[str]] = {}
         #: Unjoined trailing pieces of the string being read (one is open at a time: strings are leaves).
         self._loose = 0
+        #: Characters kept of the string being read (at most ``KEPT``).
+        self._held = 0
         self._seen: set[Path] = set()
+        #: Strings longer than ``KEPT``: only their first ``KEPT`` characters are held.
+        self._cut: set[Path] = set()
+        #: Top-level fields that are stable, whether held whole or cut.
+        self._stable: set[str] = set()
         self.broken = False
 
     def feed(self, fragment: str) -> bool:
@@ -194,18 +207,28 @@ class FormingPreview:
             if kind == "string":
                 self._seen.add(path)
                 parts = self._open_strings.setdefault(path, [])
-                if piece.value:
-                    self._loose = append_piece(parts, piece.value, self._loose)
+                text = piece.value
+                if text:
+                    room = KEPT - self._held
+                    if len(text) > room:
+                        self._cut.add(path)
+                        text = text[:room]
+                    if text:
+                        self._held += len(text)
+                        self._loose = append_piece(parts, text, self._loose)
                 if piece.done:
                     value = self._values[path] = "".join(self._open_strings.pop(path))
-                    self._loose = 0
+                    self._loose = self._held = 0
                     if len(path) == 1:
-                        self._top[path[0]] = value  # type: ignore[index]
+                        self._stable.add(path[0])  # type: ignore[arg-type]
+                        if path not in self._cut:
+                            self._top[path[0]] = value  # type: ignore[index]
                     changed = True
             elif kind in ("number", "bool", "null"):
                 self._values[path] = piece.value
                 if len(path) == 1:
                     self._top[path[0]] = piece.value  # type: ignore[index]
+                    self._stable.add(path[0])  # type: ignore[arg-type]
                 self._seen.add(path)
                 changed = True
             elif kind in ("object", "array"):
@@ -219,8 +242,14 @@ class FormingPreview:
         return changed
 
     def stable_top(self) -> dict[str, Any]:
-        """Top-level fields whose values are stable (scalars; containers once closed are not listed)."""
+        """Top-level fields whose values are stable and held whole (scalars;
+        containers once closed are not listed; a string longer than ``KEPT``
+        is not either: what is held of it is not its value)."""
         return self._top
+
+    def stable_names(self) -> set[str]:
+        """Top-level fields whose values are stable, held whole or not."""
+        return self._stable
 
     def fields(self, display: DisplaySpec, limit: int = _MAX_SHOWN) -> list[tuple[str, str | None]]:
         """(label, text or None while forming) for allow-listed fields seen so far."""
@@ -230,15 +259,21 @@ class FormingPreview:
             if "*" in parts:
                 matches = sorted((p for p in self._values if _match(p, parts)), key=_order)
                 for i, match in enumerate(matches):
-                    out.append((f"{label} {i + 1}" if len(matches) > 1 else label,
-                                format_value(self._values[match], limit)))
+                    out.append((f"{label} {i + 1}" if len(matches) > 1 else label, self._shown(match, limit)))
                 continue
             key = tuple(int(p) if p.isdigit() else p for p in parts)
             if key in self._values:
-                out.append((label, format_value(self._values[key], limit)))
+                out.append((label, self._shown(key, limit)))
             elif key in self._seen:
                 out.append((label, None))  # started, not yet stable
         return out
+
+
+    def _shown(self, path: Path, limit: int) -> str:
+        text = format_value(self._values[path], limit)
+        if path in self._cut and not text.endswith("…"):
+            text = text[: limit - 1] + "…"  # what is held of a long string read as all of it would mislead
+        return text
 
 
 def _match(path: Path, parts: list[str]) -> bool:

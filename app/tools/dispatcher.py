@@ -44,7 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..ledger import Claim, Ledger, LedgerUnavailable, canonical_json, idempotency_key
+from ..ledger import Claim, Ledger, LedgerUnavailable, canonical_digest, idempotency_key
 from ..ledger.branches import Lineage, ran_elsewhere
 from .approvals import Answer
 from .base import OutcomeUnknown, Tool, ToolContext, ToolError
@@ -160,7 +160,7 @@ class Dispatcher:
 
     def submit(self, ref: Any, name: str, arguments: dict[str, Any]) -> str:
         """Queue a final, valid call; returns its idempotency key."""
-        identity = name + "\x00" + canonical_json(arguments)
+        identity = name + "\x00" + canonical_digest(arguments)  # a digest: the turn holds no copy of big arguments
         occurrence = self._occurrences[identity] = self._occurrences.get(identity, 0) + 1
         key = idempotency_key(self.conversation, self.turn, name, arguments, occurrence, self.branch)
         if self.submitted >= self.max_calls:

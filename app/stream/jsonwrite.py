@@ -1,0 +1,121 @@
+"""JSON written in pieces of bounded size, for values that hold a huge string.
+
+``json.dumps`` of a request whose history carries a 10 MB argument makes a
+10 MB ``str``, and ``.encode()`` a 10 MB ``bytes`` beside it; hashing the
+canonical form of those arguments makes another. Here the text comes out as
+pieces no longer than ``PIECE`` characters (a long string is escaped a slice
+at a time: JSON escapes each code point on its own, so the slices' escapes
+joined are the whole string's), so a caller can hash it, or gather it into
+one ``bytes`` (``encode``), with nothing of the value's size beside it.
+
+The text is exactly ``json.dumps(value, ensure_ascii=False,
+separators=(",", ":"), allow_nan=False)`` (a test holds it to that),
+which is also what httpx sends for ``json=``.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from json.encoder import encode_basestring
+from typing import Any
+
+__all__ = ["PIECE", "pieces", "encode"]
+
+#: The longest piece of a string value yielded at once (characters).
+PIECE = 1 << 16
+
+_float_repr = float.__repr__
+_INF = float("inf")
+
+
+def _key(key: object) -> str:
+    if isinstance(key, str):
+        return key
+    if key is True:
+        return "true"
+    if key is False:
+        return "false"
+    if key is None:
+        return "null"
+    if isinstance(key, int):
+        return int.__repr__(key)
+    if isinstance(key, float):
+        return _number(key)
+    raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
+
+
+def _number(value: float) -> str:
+    if value != value or value in (_INF, -_INF):
+        raise ValueError(f"Out of range float values are not JSON compliant: {value!r}")
+    return _float_repr(value)
+
+
+def _string(text: str) -> Iterator[str]:
+    if len(text) <= PIECE:
+        yield encode_basestring(text)
+        return
+    yield '"'
+    for start in range(0, len(text), PIECE):
+        yield encode_basestring(text[start : start + PIECE])[1:-1]
+    yield '"'
+
+
+def pieces(value: Any) -> Iterator[str]:
+    """The JSON text of ``value``, in order, as pieces (none longer than
+    ``PIECE`` characters, apart from escapes)."""
+    if isinstance(value, str):
+        yield from _string(value)
+    elif value is None:
+        yield "null"
+    elif value is True:
+        yield "true"
+    elif value is False:
+        yield "false"
+    elif isinstance(value, int):
+        yield int.__repr__(value)
+    elif isinstance(value, float):
+        yield _number(value)
+    elif isinstance(value, dict):
+        if not value:
+            yield "{}"
+            return
+        first = True
+        for key, item in value.items():
+            yield ("{" if first else ",") + encode_basestring(_key(key)) + ":"
+            first = False
+            yield from pieces(item)
+        yield "}"
+    elif isinstance(value, list | tuple):
+        if not value:
+            yield "[]"
+            return
+        first = True
+        for item in value:
+            yield "[" if first else ","
+            first = False
+            yield from pieces(item)
+        yield "]"
+    else:
+        raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def encode(value: Any) -> bytes:
+    """The UTF-8 JSON text of ``value`` as one ``bytes``, gathered in a
+    ``BytesIO`` (whose ``getvalue`` hands over its buffer without a copy):
+    about the text's size in memory, and no ``str`` of it."""
+    out = io.BytesIO()
+    write = out.write
+    batch: list[str] = []
+    size = 0
+    for piece in pieces(value):
+        batch.append(piece)
+        size += len(piece)
+        if size >= PIECE:
+            write("".join(batch).encode("utf-8"))
+            batch.clear()
+            size = 0
+    if batch:
+        write("".join(batch).encode("utf-8"))
+    return out.getvalue()
+

@@ -1,0 +1,53 @@
+"""JSON written in pieces is the same text json.dumps writes, whatever the piece size."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.stream import jsonwrite
+
+_SCALARS = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+            | st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=40))
+_VALUES = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=8), inner,
+                                                                                             max_size=5), max_leaves=30)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+@given(_VALUES, st.integers(min_value=1, max_value=9))
+def test_pieces_joined_are_json_dumps_whatever_the_piece_size(value: Any, piece: int) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(jsonwrite, "PIECE", piece)
+        assert "".join(jsonwrite.pieces(value)) == _dumps(value)
+        assert jsonwrite.encode(value) == _dumps(value).encode("utf-8")
+
+
+def test_a_long_string_comes_in_pieces_of_bounded_size() -> None:
+    text = 'quote " back\\slash \n tab\t caf\u00e9 \U0001f600 ' * 20_000
+    parts = list(jsonwrite.pieces({"body": text}))
+    assert max(len(p) for p in parts) <= jsonwrite.PIECE * 2  # escapes may double a slice, no more
+    assert "".join(parts) == _dumps({"body": text})
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+def test_a_number_json_cannot_write_is_refused_as_json_dumps_refuses_it(bad: float) -> None:
+    with pytest.raises(ValueError):
+        jsonwrite.encode({"x": bad})
+
+
+def test_a_value_json_cannot_write_is_a_type_error() -> None:
+    with pytest.raises(TypeError):
+        jsonwrite.encode({"x": object()})
+
+
+def test_non_string_keys_are_written_as_json_dumps_writes_them() -> None:
+    value = {7: "a", 2.5: "b", True: "c", False: "e", None: "d"}
+    assert jsonwrite.encode(value) == _dumps(value).encode()
