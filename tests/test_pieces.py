@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from app.stream import TextBlock, ToolCallBlock
 from app.stream.pieces import JOIN_EVERY, append_piece
-from app.stream.preview import FormingPreview
+from app.stream.preview import KEPT, FormingPreview
 
 _PIECES = st.lists(st.text(max_size=6), max_size=400)
 
@@ -58,4 +58,5 @@ def test_a_megabyte_in_four_character_fragments_is_a_few_thousand_objects() -> N
             assert len(call.fragments) <= len(text) // 4 // JOIN_EVERY + JOIN_EVERY
             assert all(len(p) <= len(text) // 4 // JOIN_EVERY + JOIN_EVERY for p in preview._open_strings.values())
     assert call.arguments_raw == text
-    assert preview.stable_top() == {"body": body}
+    assert preview.stable_names() == {"body"}
+    assert preview._values[("body",)] == body[:KEPT]  # the card's line needs no more: the value is the call's
