@@ -79,3 +79,15 @@ def test_a_string_of_exactly_kept_characters_is_held_whole() -> None:
     body = "x" * KEPT
     preview = _fed(json.dumps({"body": body}), 64)
     assert preview.stable_top() == {"body": body}
+
+
+def test_a_field_that_begins_is_a_change_a_card_redraws_for() -> None:
+    # the card shows "Status …" once the field has begun; a reader that redraws only on a new version
+    # must hear of it, however the fragments were batched
+    preview = FormingPreview()
+    assert preview.feed('{"customer": "Ada"')
+    before = preview.version
+    assert preview.feed(', "status": "la')
+    assert preview.version > before
+    assert preview.fields([("customer", "Customer"), ("status", "Status")]) == [("Customer", "Ada"), ("Status", None)]
+    assert not preview.feed("te")  # more of the same string: nothing new to show

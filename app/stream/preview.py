@@ -173,7 +173,7 @@ class FormingPreview:
     """Stable argument values of a call still streaming, by path.
 
     ``feed`` takes the next fragment and returns True when a new value became
-    stable (the card only needs redrawing then). ``fields(display)`` lists the
+    stable or a new field began (the card only needs redrawing then). ``fields(display)`` lists the
     allow-listed stable fields; unstable ones are reported as ``None`` so a
     card can show "…" for a field it knows is coming.
     """
@@ -185,7 +185,7 @@ class FormingPreview:
         self._scanner = JSONScanner()
         self._values: dict[Path, Any] = {}
         self._top: dict[str, Any] = {}
-        #: Bumped whenever a value became stable (a reader redraws only then).
+        #: Bumped whenever a value became stable or a field began (a reader redraws only then).
         self.version = 0
         self._open_strings: dict[Path, list[str]] = {}
         #: Unjoined trailing pieces of the string being read (one is open at a time: strings are leaves).
@@ -205,7 +205,9 @@ class FormingPreview:
             path = piece.path
             kind = piece.kind
             if kind == "string":
-                self._seen.add(path)
+                if path not in self._seen:
+                    self._seen.add(path)
+                    changed = True  # a field began: a card shows it as coming ("…")
                 parts = self._open_strings.setdefault(path, [])
                 text = piece.value
                 if text:
@@ -232,7 +234,9 @@ class FormingPreview:
                 self._seen.add(path)
                 changed = True
             elif kind in ("object", "array"):
-                self._seen.add(path)
+                if path not in self._seen:
+                    self._seen.add(path)
+                    changed = True
             elif kind == "close":
                 changed = True
         if self._scanner.error is not None:
