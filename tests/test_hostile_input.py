@@ -517,3 +517,113 @@ def test_a_rejected_call_never_shows_an_unlisted_value_in_ask_or_the_export(save
     markdown = run("export", conversation, "--format", "markdown")[1]
     assert "rejected" in markdown and "hunter2" not in markdown
     saved.intact()
+
+
+# -- an error's whole text: one line in notes, cards and the history; all of it in the details -------------------
+
+_TRACE = "Traceback (most recent call last):\n" + "".join(
+    f'  File "/srv/litellm/proxy/route_{i}.py", line {i}, in handler\n    raise ProxyError()\n' for i in range(60)
+) + "litellm.exceptions.ProxyError: upstream said hostile-test-key-0123456789 is wrong"
+
+
+def _error_events(dialect: str) -> bytes:
+    """A stream that starts well, then carries the provider's error event (each dialect's own shape)."""
+    error = {"type": "server_error", "message": _TRACE}
+    if dialect == "anthropic":
+        head = streamgen.anthropic([("text", "Let me look. ")], stop_reason=None, stop=False)
+        return head + b"event: error\ndata: " + json.dumps({"type": "error", "error": error}).encode() + b"\n\n"
+    if dialect == "openai-chat":
+        head = streamgen.openai_chat([("text", "Let me look. ")], finish=None, done=False)
+        return head + b"data: " + json.dumps({"error": error}).encode() + b"\n\n"
+    if dialect == "openai-responses":
+        head = streamgen.openai_responses([("text", "Let me look. ")], final=None)
+        failed = {"type": "response.failed", "response": {"id": "r1", "status": "failed", "error": error}}
+        return head + b"event: response.failed\ndata: " + json.dumps(failed).encode() + b"\n\n"
+    head = streamgen.gemini([("text", "Let me look. ")], finish=None)
+    return head + b"data: " + json.dumps({"error": {"code": 500, "message": _TRACE, "status": "INTERNAL"}}).encode() \
+        + b"\n\n"
+
+
+@pytest.mark.parametrize("dialect", ["anthropic", "openai-chat", "openai-responses", "gemini"])
+def test_an_error_event_mid_stream_keeps_its_whole_text_in_the_details(saved: Saved, server: FaultServer,
+                                                                       dialect: str) -> None:
+    server.replies.append(Reply(_error_events(dialect)))
+    code, out, err = run("ask", "hi", "--provider", _provider(saved, server, dialect), "--json")
+    assert code == 1 and "Traceback" not in err
+    document = json.loads(out)
+    turn = document["turns"][0]
+    assert turn["outcome"] == "provider_error", turn
+    assert "\n" not in turn["error"] and len(turn["error"]) <= 300  # the one line
+    assert "\n" not in turn["note"] and len(turn["note"]) <= 400
+    detail = turn["detail"]  # ask --json: the whole text
+    assert "route_59.py" in detail and "litellm.exceptions.ProxyError" in detail
+    assert "hostile-test-key-0123456789" not in out and "[redacted]" in detail
+    code, exported, _ = run("export", document["conversation"])  # and stored with the turn
+    (stored,) = [i for i in json.loads(exported)["items"] if i["kind"] == "turn"]
+    assert stored["detail"] == detail and stored["error"] == turn["error"]
+    code, markdown, _ = run("export", document["conversation"], "--format", "markdown")
+    assert code == 0 and "route_59.py" in markdown
+    saved.intact()
+
+
+def test_an_http_error_body_is_kept_whole_in_the_details(saved: Saved, server: FaultServer) -> None:
+    server.replies.append(Reply(json.dumps({"error": {"message": _TRACE}}).encode(), status=500))
+    code, out, err = run("ask", "hi", "--provider", _provider(saved, server), "--json")
+    assert code == 1 and "Traceback" not in err
+    document = json.loads(out)
+    turn = document["turns"][0]
+    assert "\n" not in turn["error"] and len(turn["error"]) <= 300
+    assert "route_59.py" in turn["detail"] and "hostile-test-key-0123456789" not in out
+    code, exported, _ = run("export", document["conversation"])
+    (stored,) = [i for i in json.loads(exported)["items"] if i["kind"] == "turn"]
+    assert stored["detail"] == turn["detail"]
+    saved.intact()
+
+
+def test_an_error_detail_a_hundred_thousand_deep_or_huge_is_capped_text(saved: Saved, server: FaultServer) -> None:
+    from app.stream.limits import DETAIL_CHARS, full_text
+
+    deep = full_text("[" * 100_000)
+    assert deep is not None and deep.startswith("[[[") and deep.endswith("bytes cut]")
+    assert len(deep) < DETAIL_CHARS + 40
+    assert full_text('{"error": {"message": "x"}}') == '{\n  "error": {\n    "message": "x"\n  }\n}'
+    server.replies.append(Reply(b'data: {"error": {"message": "' + b"y" * 200_000 + b'"}}\n\n'))
+    code, out, err = run("ask", "hi", "--provider", _provider(saved, server), "--json")
+    assert code == 1 and "Traceback" not in err
+    assert len(json.loads(out)["turns"][0]["detail"]) < DETAIL_CHARS + 40
+    saved.intact()
+
+
+async def test_the_tui_shows_an_errors_whole_text_under_its_note_live_and_reopened(saved: Saved,
+                                                                                 server: FaultServer) -> None:
+    from textual.widgets import Collapsible
+
+    from app.config import load_config
+    from app.tui.app import make_app
+    from widgets.error_details import ErrorDetails
+    from widgets.prompt_input import PromptInput
+
+    provider = _provider(saved, server, "anthropic")
+    server.replies.append(Reply(_error_events("anthropic")))
+    config = load_config()
+    config.default = provider
+    app = make_app(config=config)
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.screen.query_one(PromptInput).text = "hi"
+        await pilot.press("enter")
+        for _ in range(500):
+            if app.screen.query(ErrorDetails) and not app.session.busy:
+                break
+            await pilot.pause(0.02)
+        (details,) = app.screen.query(ErrorDetails)
+        assert "route_59.py" in details.text and "hostile-test-key-0123456789" not in details.text
+        assert isinstance(details, Collapsible) and details.collapsed
+        conversation = app.session.conversation
+    reopened = make_app(config=config, conversation=conversation)
+    async with reopened.run_test(size=(120, 40)) as pilot:
+        for _ in range(500):
+            if reopened.screen.query(ErrorDetails):
+                break
+            await pilot.pause(0.02)
+        (again,) = reopened.screen.query(ErrorDetails)
+        assert again.text == details.text

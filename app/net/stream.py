@@ -30,7 +30,7 @@ from typing import Any, Protocol
 import httpx
 
 from ..stream import StreamParser, Turn, Update, jsonwrite
-from ..stream.limits import loads, one_line
+from ..stream.limits import full_text, loads, one_line
 from ..stream.redact import redact
 from .inflate import ACCEPT_ENCODING, InflateError, inflater_for
 
@@ -66,8 +66,8 @@ class RequestFailed(Exception):
         self.status = status
         self.retryable = retryable
         self.retry_after = retry_after
-        #: The whole (redacted) reply body, for the details.
-        self.detail = redact(detail) if detail else None
+        #: The whole reply body (``full_text``: redacted, capped), for the details.
+        self.detail = full_text(detail)
 
 
 _RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524, 529})

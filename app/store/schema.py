@@ -23,7 +23,8 @@ before) and ``model`` (the model that answered). Step 4 keeps prose apart
 from its block's record too, in ``prose_parts``: appended a piece at a time
 as it streams, so a long reply costs the store the bytes it adds, not a
 rewrite of everything so far at every flush (older records hold their text
-inline, and both load).
+inline, and both load); and a turn keeps a provider error's whole text
+(``detail``) beside its one line.
 """
 
 from __future__ import annotations
@@ -104,6 +105,7 @@ ALTER TABLE entries ADD COLUMN model TEXT;                   -- the model that a
 """
 
 _V4 = """
+ALTER TABLE entries ADD COLUMN detail TEXT;                  -- a provider error's whole text (limits.full_text)
 CREATE TABLE prose_parts (
     conversation TEXT NOT NULL, seq INTEGER NOT NULL, idx INTEGER NOT NULL,
     part INTEGER NOT NULL,               -- 0, 1, 2...: the text is the parts in this order

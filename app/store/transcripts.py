@@ -56,7 +56,7 @@ from ..stream import (
     block_from_record,
     block_record,
 )
-from ..stream.limits import TooDeep, check_depth, loads, one_line
+from ..stream.limits import TooDeep, check_depth, full_text, loads, one_line
 from ..stream.redact import safe_cut
 from ..stream.usage import Usage, total, usage_words
 from ..titles import clean_title
@@ -128,6 +128,8 @@ class StoredTurn:
     failures: list[str] = field(default_factory=list)
     #: The process died while this turn streamed.
     killed: bool = False
+    #: A provider error's whole text (``limits.full_text``), beside its one line in ``error``.
+    detail: str | None = None
     parent: int | None = None
     branch: str = ""
     siblings: tuple[int, int] = (1, 1)
@@ -418,9 +420,9 @@ class Store:
             usage = total([_stored_usage(row[0]) if row else None, usage])
             self._db.execute(
                 "UPDATE entries SET state = 'done', attempts = ?, outcome = ?, stop_reason = ?, error = ?, cause = ?, "
-                "note = ?, finished = ?, usage = ?, model = ? WHERE conversation = ? AND seq = ?",
+                "note = ?, finished = ?, usage = ?, model = ?, detail = ? WHERE conversation = ? AND seq = ?",
                 (attempts, turn.outcome, turn.stop_reason, turn.error, turn.cause, note, time.time(),
-                 _usage_column(usage), model, conversation, seq))
+                 _usage_column(usage), model, turn.detail, conversation, seq))
             self._touch(conversation)
 
     def finish_exchange(self, conversation: str, status: str, message: str | None, user: int | None = None) -> None:
@@ -493,11 +495,11 @@ class Store:
             return
         self._db.execute(
             "INSERT INTO entries (conversation, seq, kind, turn, state, attempts, outcome, stop_reason, error, cause, "
-            "note, failures, started, finished, parent, branch, usage, model) "
-            "VALUES (?, ?, 'turn', ?, 'done', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "note, failures, started, finished, parent, branch, usage, model, detail) "
+            "VALUES (?, ?, 'turn', ?, 'done', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (conversation, seq, item.turn, item.attempts, item.outcome, item.stop_reason, item.error, item.cause,
              item.note, json.dumps(list(item.failures)), now, now, parent, branch, _usage_column(item.usage),
-             item.model))
+             item.model, item.detail))
         for index, block in enumerate(item.blocks):
             self.put_block(conversation, seq, index, block)
 
@@ -581,7 +583,7 @@ class Store:
                                   entry["stop_reason"], entry["error"], entry["cause"], entry["note"],
                                   loads(entry["failures"] or "[]"), parent=entry["parent"],
                                   branch=entry["branch"], usage=_stored_usage(entry["usage"]),
-                                  model=entry["model"])
+                                  model=entry["model"], detail=entry["detail"])
                 if entry["state"] == "streaming":
                     _mark_killed(item)
                 result.next_turn = max(result.next_turn, item.turn + 1)
@@ -894,7 +896,7 @@ def _item_document(item: StoredEntry) -> dict[str, Any]:
                 "exchange_message": item.exchange_message, **tree}
     document: dict[str, Any] = {"kind": "turn", "turn": item.turn, "attempts": item.attempts, "outcome": item.outcome,
                 "stop_reason": item.stop_reason, "error": item.error, "cause": item.cause,
-                "note": item.note, "failures": item.failures, "killed": item.killed,
+                "note": item.note, "detail": item.detail, "failures": item.failures, "killed": item.killed,
                 "blocks": [block_record(b) for b in item.blocks], **tree}
     if item.model is not None:
         document["model"] = item.model
@@ -993,7 +995,7 @@ def import_document(store: Store, document: Any, as_new: bool = False) -> str:
 def _entry_of(item: dict[str, Any], seq: int, parent: int | None, branch: str, where: str) -> StoredEntry:
     """One checked item (every field, before anything is written)."""
     for name in ("text", "exchange", "exchange_message", "outcome", "stop_reason", "error", "cause", "note",
-                 "model"):
+                 "model", "detail"):
         _optional_text(item, name, where)
     if item["kind"] == "user":
         return StoredUser(seq, item.get("text") or "", item.get("exchange"), item.get("exchange_message"), parent,
@@ -1016,7 +1018,8 @@ def _entry_of(item: dict[str, Any], seq: int, parent: int | None, branch: str, w
     model = item.get("model")
     return StoredTurn(seq, turn, blocks, attempts, item.get("outcome"), item.get("stop_reason"), item.get("error"),
                       item.get("cause"), item.get("note"), list(failures), parent=parent, branch=branch,
-                      usage=Usage.from_dict(usage), model=one_line(model, 120) if model else None)
+                      usage=Usage.from_dict(usage), model=one_line(model, 120) if model else None,
+                      detail=full_text(item.get("detail")))
 
 
 def store_conversation(store: Store, meta: dict[str, Any], entries: list[StoredEntry],
@@ -1088,4 +1091,7 @@ def markdown_of(conversation: Conversation, display: Any) -> str:
                 lines.append("")
         if item.note:
             lines += [f"> {item.note}", ""]
+        if item.detail:  # the provider's whole error text, folded
+            fence = "~~~~" if "```" in item.detail else "```"
+            lines += ["<details><summary>Details</summary>", "", fence, item.detail, fence, "", "</details>", ""]
     return "\n".join(lines).rstrip() + "\n"

@@ -224,6 +224,8 @@ class Turn:
     usage: Usage | None = None
     #: The model the provider said answered (None: it did not say).
     model: str | None = None
+    #: A provider error's whole text (``limits.full_text``), beside its one line in ``error``.
+    detail: str | None = None
 
     @property
     def calls(self) -> list[ToolCallBlock]:
@@ -247,6 +249,8 @@ class Turn:
             out["usage"] = self.usage.to_dict()
         if self.model is not None:
             out["model"] = self.model
+        if self.detail is not None:
+            out["detail"] = self.detail
         return out
 
 

@@ -106,6 +106,8 @@ class TurnEnded:
 class ProviderError:
     message: str
     code: str | None = None
+    #: The whole event it came in (``full_text`` makes it safe to keep), for the details.
+    detail: str | None = None
 
 
 @dataclass(slots=True)

@@ -19,7 +19,7 @@ from itertools import accumulate
 from typing import Any
 
 __all__ = ["MAX_DEPTH", "TooDeep", "loads", "check_depth", "Limits", "DEFAULT_LIMITS", "one_line", "cut_marker",
-           "MESSAGE_LINE", "size_words"]
+           "MESSAGE_LINE", "size_words", "DETAIL_CHARS", "full_text"]
 
 #: The deepest JSON nesting callstream reads or walks (containers, counted
 #: from 1 at the outermost). Real payloads and tool arguments stay far below
@@ -102,6 +102,33 @@ def one_line(text: str, limit: int = MESSAGE_LINE) -> str:
     """``text`` as one line (whitespace runs, newlines included, become one space), capped with ``…``."""
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+#: How much of a provider's or proxy's whole error text the details keep.
+DETAIL_CHARS = 20_000
+
+
+def full_text(text: str | None) -> str | None:
+    """A provider's or proxy's whole error text (an HTTP error body, an error
+    event inside a stream), for the details beside its one line: redacted,
+    JSON laid out (if it parses within the depth limit; else as it came),
+    capped at ``DETAIL_CHARS`` with a cut marker. The one definition
+    every surface uses (stored with the turn; ``ask --json``, the export and
+    the TUI's details show it, inert)."""
+    from .redact import redact
+
+    if text is None or not text.strip():
+        return None
+    text = text.strip()
+    if text[:1] in "[{":
+        try:
+            text = json.dumps(loads(text), ensure_ascii=False, indent=2)
+        except ValueError:
+            pass
+    text = redact(text)
+    if len(text) > DETAIL_CHARS:
+        text = text[:DETAIL_CHARS] + "\n" + cut_marker(len(text) - DETAIL_CHARS)
+    return text
 
 
 def size_words(count: int) -> str:

@@ -14,7 +14,8 @@ from .assembler import Assembler, Update
 from .blocks import Block, Turn
 from .dialects import DIALECTS, Dialect, detect, make_dialect
 from .events import ArgsDelta, Event, ProviderError, ReasoningDelta, StreamMalformed, TextDelta
-from .limits import DEFAULT_LIMITS, Limits, loads, size_words
+from .limits import DEFAULT_LIMITS, Limits, full_text, loads, one_line, size_words
+from .redact import redact
 from .sse import SSEDecoder, SSEEvent
 
 __all__ = ["StreamParser", "assemble"]
@@ -40,6 +41,8 @@ class StreamParser:
         self._content_limit = limits.content_bytes
         #: Characters of prose, reasoning and arguments this reply has carried.
         self._content = 0
+        #: The whole event a provider error came in (for the details).
+        self._error_detail: str | None = None
         self._stopped = False
         self._dialect: Dialect | None = None if dialect == "auto" else make_dialect(dialect)
         self._pending: list[SSEEvent] = []
@@ -100,7 +103,10 @@ class StreamParser:
             detail = "the response body was empty"
         elif detail is None and not self.assembler.blocks and self._dialect is None and cause == "eof":
             detail = _describe_non_sse(self._sse.head)
-        return self.assembler.close(cause, detail)
+        turn = self.assembler.close(cause, detail)
+        if turn.outcome == "provider_error" and turn.detail is None:
+            turn.detail = full_text(self._error_detail)
+        return turn
 
     def updates(self) -> list[Update]:
         """Updates produced by ``close`` (the TurnClosed among them)."""
@@ -139,6 +145,8 @@ class StreamParser:
                 out.append(StreamMalformed(f"a {dialect.name} frame had an unexpected shape ({type(exc).__name__})"))
             if out:
                 for event in out:
+                    if isinstance(event, ProviderError) and self._error_detail is None:
+                        self._error_detail = event.detail or frame.data
                     if isinstance(event, TextDelta | ReasoningDelta):
                         self._content += len(event.text)
                     elif isinstance(event, ArgsDelta) and isinstance(event.fragment, str):
@@ -162,7 +170,8 @@ class StreamParser:
             if isinstance(payload, dict) and payload.get("error"):
                 error = payload["error"]
                 message = error.get("message") if isinstance(error, dict) else str(error)
-                self.assembler.apply(ProviderError(str(message or "the provider reported an error")))
+                self._error_detail = self._error_detail or frame.data
+                self.assembler.apply(ProviderError(one_line(redact(str(message or "the provider reported an error")))))
                 return
         if self._pending:
             self.assembler.apply(StreamMalformed("the stream's frames match no known provider format"))

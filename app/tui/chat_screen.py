@@ -30,6 +30,7 @@ from textual.widgets._collapsible import CollapsibleTitle
 
 from widgets.approval_prompt import ApprovalPrompt
 from widgets.branch_marker import BranchMarker
+from widgets.error_details import ErrorDetails
 from widgets.note import NoteBlock
 from widgets.prompt_input import PromptInput
 from widgets.status_line import StatusLine
@@ -760,6 +761,8 @@ class ChatScreen(Screen[None]):
                     widget.refresh_card()
             if event.note:
                 self._mount(NoteBlock(event.note, "error"))
+            if event.result.detail:
+                self._mount(ErrorDetails(event.result.detail))  # the provider's whole text, folded
         elif isinstance(event, ExchangeDone):
             self.call_after_refresh(collector.between_turns)  # the full collection, while the reply is read
             self._last_failed = event.status in ("failed", "cancelled")
@@ -912,6 +915,8 @@ class ChatScreen(Screen[None]):
                 self._mount(widget)
             if item.note:
                 self._mount(NoteBlock(item.note, "error"))
+            if item.detail:
+                self._mount(ErrorDetails(item.detail))
             if item.killed:
                 status = "failed"
             exchange.append(item)
