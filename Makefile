@@ -58,7 +58,7 @@ $(BENCHES): bench-%: setup
 bench-many-calls: BENCH_ARGS := --all
 
 fuzz: setup
-	FUZZ_EXAMPLES=5000 $(BIN)/python -m pytest -q tests/test_fuzz.py
+	FUZZ_EXAMPLES=5000 FUZZ_SECONDS=600 $(BIN)/python -m pytest -q tests/test_fuzz.py
 
 typecheck: setup
 	$(BIN)/mypy

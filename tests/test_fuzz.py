@@ -4,7 +4,9 @@ the input, no exception escapes but the reader's own stated error, and what
 the parser holds stays under its limit.
 
 Budget: ``FUZZ_EXAMPLES`` examples per target (default 200: a few seconds
-each, so CI pays well under a minute); ``make fuzz`` runs 5,000.
+each), and at most ``FUZZ_SECONDS`` of wall time per target (default 20):
+past it, the remaining examples are skipped, so CI pays at most a couple of
+minutes on a loaded machine. ``make fuzz`` runs 5,000 examples, 600 s each.
 """
 
 from __future__ import annotations
@@ -12,10 +14,11 @@ from __future__ import annotations
 import json
 import os
 import string
+import time
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from app.store.recording import RecordingError, read_recording
@@ -25,9 +28,17 @@ from app.stream.limits import MAX_DEPTH, Limits
 from tests import streamgen
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "200"))
+SECONDS = float(os.environ.get("FUZZ_SECONDS", "20"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=bool(os.environ.get("CI")),
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
-                                       HealthCheck.data_too_large])
+                                       HealthCheck.data_too_large, HealthCheck.filter_too_much])
+_STARTED: dict[str, float] = {}
+
+
+def within_budget(target: str) -> None:
+    """Skip this example once ``target`` has used its ``FUZZ_SECONDS`` (the time budget)."""
+    started = _STARTED.setdefault(target, time.monotonic())
+    assume(time.monotonic() - started < SECONDS)
 SMALL = Limits(event_bytes=2048, body_bytes=16384, tool_output_bytes=1024)
 OUTCOMES = {"complete", "cut_off", "malformed", "truncated", "provider_error"}
 
@@ -57,6 +68,7 @@ def _held(parser: StreamParser) -> int:
        dialect=st.sampled_from(["auto", "openai-chat", "openai-responses", "anthropic", "gemini"]))
 def test_the_stream_parser_never_raises_and_holds_no_more_than_its_limit(body: bytes, cuts: list[int],
                                                                           dialect: str) -> None:
+    within_budget("test_the_stream_parser_never_raises_and_holds_no_more_than_its_limit")
     parser = StreamParser(dialect, SMALL)
     at = 0
     for size in cuts or [len(body) or 1]:
@@ -104,6 +116,7 @@ _HEADER = st.fixed_dictionaries(
 @given(header=_HEADER, lines=st.lists(_LINE, max_size=12), raw=st.booleans(), tail=st.binary(max_size=40))
 def test_the_recording_reader_states_every_failure(tmp_path: Path, header: dict[str, object], lines: list[str],
                                                   raw: bool, tail: bytes) -> None:
+    within_budget("test_the_recording_reader_states_every_failure")
     path = tmp_path / "fuzz.ndjson"
     head = b"" if raw else json.dumps(header).encode() + b"\n"
     path.write_bytes(head + "\n".join(lines).encode() + b"\n" + tail)
@@ -137,6 +150,7 @@ def store(tmp_path: Path) -> Store:
     conversation=st.sampled_from(["a" * 32, "../x", "b1", ""]))
 def test_the_transcript_importer_states_every_failure(store: Store, items: list[object], meta: dict[str, object],
                                                      conversation: str) -> None:
+    within_budget("test_the_transcript_importer_states_every_failure")
     document = {"format": "callstream-transcript", "version": 1, "conversation": {"id": conversation, **meta},
                 "items": items}
     before = store.list()
@@ -149,3 +163,52 @@ def test_the_transcript_importer_states_every_failure(store: Store, items: list[
     loaded = store.load(imported)
     assert loaded is not None
     store.delete(imported)
+
+
+@FUZZ
+@given(body=st.binary(max_size=3000), encoding=st.sampled_from(["gzip", "deflate"]),
+       cuts=st.lists(st.integers(1, 500), max_size=20), valid=st.booleans())
+def test_the_decompressor_states_every_failure(body: bytes, encoding: str, cuts: list[int], valid: bool) -> None:
+    import gzip
+    import zlib
+
+    from app.net.inflate import PIECE, InflateError, inflater_for
+
+    within_budget("inflate")
+    data = (gzip.compress(body) if encoding == "gzip" else zlib.compress(body)) if valid else body
+    inflater = inflater_for(encoding)
+    assert inflater is not None
+    out, at = [], 0
+    try:
+        for size in cuts + [len(data)]:
+            out += list(inflater.feed(data[at : at + size]))
+            at += size
+        out.append(inflater.flush())
+    except InflateError as exc:
+        assert not valid and "does not decompress" in str(exc)
+        return
+    assert all(len(piece) <= PIECE for piece in out)
+    if valid:
+        assert b"".join(out) == body
+
+
+_SECRET = "sk-fuzz-0123456789abcdefXYZ"
+_PROSE_TOKENS = [" ", "\n", "word", "Bearer ", "x-api-key: ", "Authorization: ", '"', ":", "=", _SECRET,
+                 _SECRET[:9], _SECRET[9:], "tok" * 5, "é"]
+
+
+@FUZZ
+@given(pieces=st.lists(st.sampled_from(_PROSE_TOKENS), max_size=120), start=st.integers(0, 400),
+       cut=st.integers(0, 1200))
+def test_prose_cut_anywhere_never_stores_a_piece_of_a_secret(pieces: list[str], start: int, cut: int) -> None:
+    from app.stream.redact import redact, register_secret, safe_cut
+
+    within_budget("safe_cut")
+    register_secret(_SECRET)
+    text = "".join(pieces)
+    start = min(start, len(text))
+    at = safe_cut(text, start, cut)
+    assert start <= at <= max(start, cut)
+    if at > start:
+        stored = redact(text[:at]) + redact(text[at:])
+        assert _SECRET not in stored and stored == redact(text)
