@@ -896,12 +896,14 @@ def _item_document(item: StoredEntry) -> dict[str, Any]:
                 "exchange_message": item.exchange_message, **tree}
     document: dict[str, Any] = {"kind": "turn", "turn": item.turn, "attempts": item.attempts, "outcome": item.outcome,
                 "stop_reason": item.stop_reason, "error": item.error, "cause": item.cause,
-                "note": item.note, "detail": item.detail, "failures": item.failures, "killed": item.killed,
+                "note": item.note, "failures": item.failures, "killed": item.killed,
                 "blocks": [block_record(b) for b in item.blocks], **tree}
     if item.model is not None:
         document["model"] = item.model
     if item.usage is not None:
         document["usage"] = item.usage.to_dict()  # only the counts the provider gave: none is written as 0
+    if item.detail is not None:
+        document["detail"] = item.detail  # a provider error's whole text
     return document
 
 

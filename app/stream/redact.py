@@ -41,8 +41,9 @@ _HINTS = ("bearer", "key", "authorization")
 #: 10 MB argument buffer is never copied whole to look; ten times faster
 #: than a case-blind regex search).
 _HINT_STEP = 1 << 20
-#: Characters a credential-shaped token is made of (``_SHAPES``'s value).
-_NOT_TOKEN = re.compile(r"[^A-Za-z0-9._~+/\-=]+")
+#: Characters that end a credential-shaped token (``_SHAPES``'s value) and a
+#: word (so a piece that starts after one sees the same ``\b`` as the whole).
+_NOT_TOKEN = re.compile(r"[^\w.~+/\-=]+")
 #: How far back ``safe_cut`` looks for a place between two tokens.
 _CUT_LOOK = 1 << 16
 
@@ -107,8 +108,14 @@ def safe_cut(text: str, start: int, cut: int) -> int:
                 cut = breaks[-1]
             elif cut - start < _CUT_LOOK:
                 return start
-        crossing = [m.start() for pattern in (_pattern, _SHAPES) if pattern is not None
-                    for m in pattern.finditer(text, max(0, cut - span), cut + span) if m.start() < cut < m.end()]
+        low = max(0, cut - span)
+        window = text[low : cut + span]
+        crossing = []
+        if _pattern is not None:
+            crossing = [low + m.start() for m in _pattern.finditer(window) if m.start() < cut - low < m.end()]
+            # the shapes are looked for where the secrets are already cut, as ``redact`` does
+            window = _pattern.sub(lambda m: "\x00" * len(m.group()), window)
+        crossing += [low + m.start() for m in _SHAPES.finditer(window) if m.start() < cut - low < m.end()]
         if not crossing:
             return cut
         cut = min(crossing)
