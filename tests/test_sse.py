@@ -135,3 +135,31 @@ def test_a_long_line_across_many_chunks_is_joined_once() -> None:
     for i in range(0, len(body), 64):
         events.extend(decoder.feed(body[i : i + 64]))
     assert [len(e.data) for e in events] == [200_000]
+
+
+def _limited(body: bytes, cuts: list[int], limit: int) -> tuple[list[str], str | None]:
+    decoder = SSEDecoder(limit)
+    events: list[SSEEvent] = []
+    at = 0
+    for cut in sorted(set(cuts)) + [len(body)]:
+        events.extend(decoder.feed(body[at:cut]))
+        at = cut
+    events.extend(decoder.close())
+    return [e.data for e in events], decoder.overflow
+
+
+@given(st.lists(st.integers(min_value=0, max_value=400), max_size=30), st.integers(min_value=20, max_value=120))
+def test_the_line_limit_counts_bytes_and_stops_at_the_same_line_however_the_body_is_cut(cuts: list[int],
+                                                                                       limit: int) -> None:
+    # "é" is two bytes: a line of 40 of them is 80 bytes, whatever a decoded piece of it counts
+    body = ("data: short\n\ndata: " + "é" * 40 + "\n\ndata: after\n\n").encode()
+    whole = _limited(body, [], limit)
+    assert _limited(body, [c for c in cuts if c < len(body)], limit) == whole
+    long_line = len("data: ") + 80
+    assert whole == ((["short"], "an SSE line longer than " + f"{limit} bytes") if long_line > limit
+                     else (["short", "é" * 40, "after"], None))
+
+
+def test_lines_before_a_line_over_the_limit_in_one_chunk_are_still_read() -> None:
+    body = b"data: a\n\ndata: b\n\ndata: " + b"y" * 500 + b"\n\n"
+    assert _limited(body, [], 100) == (["a", "b"], "an SSE line longer than 100 bytes")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
@@ -46,12 +47,28 @@ def _too_deep_text(text: str) -> bool:
     return max(accumulate(map(_STEP.__getitem__, brackets)), default=0) > MAX_DEPTH
 
 
+#: The C scanner json.loads ends in: (value, end) of the JSON value at an index.
+_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+_OPENERS = ("{", "[")
+
+
 def loads(text: str | bytes, decoder: json.JSONDecoder | None = None) -> Any:
     """``json.loads`` (or ``decoder.decode``) that refuses nesting deeper than MAX_DEPTH (``TooDeep``)."""
-    if isinstance(text, bytes | bytearray):
-        text = text.decode("utf-8", "replace")
-    if _too_deep_text(text):
+    if type(text) is not str:
+        text = text.decode("utf-8", "replace") if isinstance(text, bytes | bytearray) else text
+    if text.count("[") + text.count("{") > MAX_DEPTH and _too_deep_text(text):
         raise TooDeep()
+    if decoder is None and text[:1] in _OPENERS:
+        # the common case, an object with nothing around it: the C scanner
+        # straight away (json.loads's wrappers cost as much as the scan of a
+        # small event); anything else, errors included, goes the long way
+        try:
+            value, end = _scan(text, 0)
+        except StopIteration:
+            pass
+        else:
+            if end == len(text):
+                return value
     try:
         return json.loads(text) if decoder is None else decoder.decode(text)
     except RecursionError:  # pragma: no cover - the scan above makes this unreachable

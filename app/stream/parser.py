@@ -64,10 +64,13 @@ class StreamParser:
     def feed(self, data: bytes, at: float | None = None) -> list[Update]:
         if self._stopped:
             return []
-        frames = self._sse.feed(data)
+        sse = self._sse
+        frames = sse.feed(data)
         if frames:
             self.assembler.now = at
             self._frames(frames)
+        elif sse.overflow is None and sse.bytes_seen <= self._body_limit:
+            return []  # a chunk that ended no event: nothing changed (most chunks of a fast stream)
         if self._stopped:
             pass
         elif self._sse.overflow is not None:
@@ -145,12 +148,15 @@ class StreamParser:
                 out.append(StreamMalformed(f"a {dialect.name} frame had an unexpected shape ({type(exc).__name__})"))
             if out:
                 for event in out:
-                    if isinstance(event, ProviderError) and self._error_detail is None:
-                        self._error_detail = event.detail or frame.data
-                    if isinstance(event, TextDelta | ReasoningDelta):
-                        self._content += len(event.text)
-                    elif isinstance(event, ArgsDelta) and isinstance(event.fragment, str):
-                        self._content += len(event.fragment)
+                    kind = type(event)
+                    if kind is ArgsDelta:
+                        fragment = event.fragment  # type: ignore[union-attr]
+                        if type(fragment) is str:
+                            self._content += len(fragment)
+                    elif kind is TextDelta or kind is ReasoningDelta:
+                        self._content += len(event.text)  # type: ignore[union-attr]
+                    elif kind is ProviderError and self._error_detail is None:
+                        self._error_detail = event.detail or frame.data  # type: ignore[union-attr]
                     apply(event)
                 out.clear()
                 if self._content > self._content_limit and not self._stopped:

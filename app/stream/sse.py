@@ -7,19 +7,21 @@ sticky id produces spurious empty events (../shared/research/reliability.md §1)
 This one works on bytes, so it can sit below any transport, and it never raises
 on input.
 
-Speed matters here (every delta of every stream passes through), so line
-splitting is done with ``str.replace``/``str.split`` on whole chunks, and a line
-that grows across many chunks is kept as a list of pieces, joined once: a 10 MB
-``data:`` line costs linear time, not quadratic.
+Speed matters here (every delta of every stream passes through): a chunk that
+ends no line is only held (its bytes, not yet decoded); a chunk that ends some
+is decoded up to its last line end in one call (UTF-8 never puts a line end
+inside a character, so decoding whole lines is decoding the stream), and
+split with ``str.replace``/``str.split``. A line that grows across many chunks
+is kept as a list of byte pieces, joined once: a 10 MB ``data:`` line costs
+linear time, not quadratic.
 
-Size is bounded: a line, or one event's data, longer than ``max_size``
-characters stops the decoder (``overflow`` says why, and every later byte is
+Size is bounded: a line longer than ``max_size`` bytes, or one event's data
+longer than ``max_size`` characters, stops the decoder (``overflow`` says why, and every later byte is
 ignored), so a line that never ends costs ``max_size``, not all of memory.
 """
 
 from __future__ import annotations
 
-import codecs
 from dataclasses import dataclass
 
 from .limits import size_words
@@ -40,14 +42,14 @@ class SSEEvent:
 class SSEDecoder:
     """Feed bytes, get the events they complete.
 
-    State kept across chunks: the UTF-8 decoder (a multi-byte character split
-    across chunks), a pending partial line, a CR that may be the first half of
-    a CRLF, and the event being built. ``close()`` discards an event that never
-    got its blank line, as the spec requires.
+    State kept across chunks: the bytes of a pending partial line (a multi-byte
+    character split across chunks is among them, whole once the line ends), a
+    CR that may be the first half of a CRLF, and the event being built.
+    ``close()`` discards an event that never got its blank line, as the spec
+    requires.
     """
 
     __slots__ = (
-        "_decoder",
         "_partial",
         "_skip_lf",
         "_started",
@@ -64,8 +66,7 @@ class SSEDecoder:
     )
 
     def __init__(self, max_size: int | None = None) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._partial: list[str] = []
+        self._partial: list[bytes] = []
         self._skip_lf = False
         self._started = False
         self._data: list[str] = []
@@ -91,31 +92,61 @@ class SSEDecoder:
 
     def feed(self, data: bytes) -> list[SSEEvent]:
         self.bytes_seen += len(data)
-        if self.overflow is not None:
+        if self.overflow is not None or not data:
             return []
-        text = self._decoder.decode(data)
-        return self._feed_text(text)
-
-    def close(self) -> list[SSEEvent]:
-        """End of stream: flush the decoder; pending data is discarded."""
-        if self.overflow is not None:
+        end = data.rfind(b"\n") + 1
+        cr = data.rfind(b"\r") + 1
+        if cr > end:
+            end = cr
+        if not end:  # no line ends in this chunk: nothing to decode yet (``_keep``, inlined: most chunks)
+            size = self._partial_size + len(data)
+            if self.max_size is not None and size > self.max_size:
+                self._stop(f"an SSE line longer than {size_words(self.max_size)}")
+            else:
+                self._partial_size = size
+                self._partial.append(data)
             return []
-        text = self._decoder.decode(b"", final=True)
-        events = self._feed_text(text) if text else []
-        self._partial.clear()
-        self._data.clear()
-        self._event = ""
+        if self._partial:
+            held = self._partial_size
+            self._partial.append(data)
+            data = b"".join(self._partial)
+            end += held
+            self._partial.clear()
+            self._partial_size = 0
+        if self.max_size is not None and end > self.max_size:
+            return self._feed_long(data, end)
+        text = data.decode("utf-8", "replace") if end == len(data) else str(memoryview(data)[:end], "utf-8",
+                                                                                  "replace")
+        events = self._feed_text(text)
+        if end < len(data) and self.overflow is None:
+            self._keep(data[end:])
         return events
 
-    def _feed_text(self, text: str) -> list[SSEEvent]:
-        if not text:
-            return []
+    def close(self) -> list[SSEEvent]:
+        """End of stream: pending data (an unfinished line, an event without
+        its blank line) is discarded, as the spec requires."""
+        if self.overflow is None and self._partial:
+            self._start(b"".join(self._partial).decode("utf-8", "replace"))
+        self._partial.clear()
+        self._partial_size = 0
+        self._data.clear()
+        self._event = ""
+        return []
+
+    def _start(self, text: str) -> str:
+        """``text`` without the stream's BOM, noted in ``head`` while that is short."""
         if not self._started:
             self._started = True
-            if text[0] == "\ufeff":
+            if text[:1] == "\ufeff":
                 text = text[1:]
         if len(self.head) < 512:
             self.head += text[: 512 - len(self.head)]
+        return text
+
+    def _feed_text(self, text: str) -> list[SSEEvent]:
+        """Whole lines: ``text`` ends with a line end."""
+        if not self._started or len(self.head) < 512:
+            text = self._start(text)
         if self._skip_lf:
             self._skip_lf = False
             if text[:1] == "\n":
@@ -125,28 +156,64 @@ class SSEDecoder:
             # treat the CR as the line end now and drop that LF later.
             self._skip_lf = text[-1] == "\r"
             text = text.replace("\r\n", "\n").replace("\r", "\n")
-        parts = text.split("\n")
-        if len(parts) == 1:
-            if text:
-                self._keep(text)
-            return []
         events: list[SSEEvent] = []
-        first = parts[0]
-        if self._partial:
-            self._partial.append(first)
-            first = "".join(self._partial)
-            self._partial.clear()
-            self._partial_size = 0
-        self._line(first, events)
-        last = len(parts) - 1
-        for i in range(1, last):
-            self._line(parts[i], events)
-        tail = parts[last]
-        if tail:
-            self._keep(tail)
+        parts = text.split("\n")
+        parts.pop()  # the "" after the final line end
+        data = self._data
+        limit = self.max_size
+        for line in parts:
+            # the two lines of almost every event, read here; the rest in _line
+            if line[:6] == "data: ":
+                value = line[6:]
+                self._data_size += len(value) + 1
+                if limit is not None and self._data_size > limit:
+                    self._stop(f"an SSE event longer than {size_words(limit)}")
+                    return events
+                data.append(value)
+            elif line[:7] == "event: ":
+                self._event = line[7:]
+            elif not line:
+                if data:
+                    events.append(SSEEvent(self._event or "message", data[0] if len(data) == 1 else "\n".join(data),
+                                           self._last_id, self._retry))
+                    data = self._data = []
+                    self._data_size = 0
+                self._event = ""
+            else:
+                self._line(line, events)
+                if self.overflow is not None:
+                    return events
+                data = self._data
         return events
 
-    def _keep(self, piece: str) -> None:
+    def _feed_long(self, data: bytes, end: int) -> list[SSEEvent]:
+        """Whole lines of more than ``max_size`` bytes in all: each is
+        measured in bytes before it is decoded, and one too long stops the
+        decoder (after the lines before it were read)."""
+        assert self.max_size is not None
+        rest = data[end:]
+        events: list[SSEEvent] = []
+        region = memoryview(data)[:end]
+        start = 0
+        limit = self.max_size
+        while start < end:
+            nl = data.find(b"\n", start, end)
+            cr = data.find(b"\r", start, end)
+            stop = nl if cr == -1 or (nl != -1 and nl < cr) else cr
+            if stop - start > limit:
+                self._stop(f"an SSE line longer than {size_words(limit)}")
+                return events
+            # the line with its own line end (a CR before an LF is one line end: _feed_text pairs them)
+            after = stop + 2 if data[stop : stop + 2] == b"\r\n" else stop + 1
+            events.extend(self._feed_text(str(region[start:after], "utf-8", "replace")))
+            if self.overflow is not None:
+                return events
+            start = after
+        if rest:
+            self._keep(rest)
+        return events
+
+    def _keep(self, piece: bytes) -> None:
         """Hold a piece of an unfinished line, unless the line has grown past the limit."""
         self._partial_size += len(piece)
         if self.max_size is not None and self._partial_size > self.max_size:
@@ -171,9 +238,6 @@ class SSEDecoder:
                 self._data = []
                 self._data_size = 0
             self._event = ""
-            return
-        if self.max_size is not None and len(line) > self.max_size:
-            self._stop(f"an SSE line longer than {size_words(self.max_size)}")
             return
         if line[0] == ":":
             return
