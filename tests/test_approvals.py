@@ -112,6 +112,18 @@ async def test_no_denies_it_and_the_model_is_told() -> None:
         assert "I did not open the ticket: it was not allowed." in app.session.history[-1].text  # type: ignore
 
 
+async def test_waiting_for_the_users_answer_is_not_waiting_for_the_provider() -> None:
+    app = app_for()
+    async with app.run_test(size=SIZE) as pilot:
+        await until_awaiting(app, pilot)
+        app.clock = lambda: 20.0  # 20 s on, and no byte from the provider since: the user is who is awaited
+        status = app.screen.query_one(StatusLine)
+        await wait_for(pilot, lambda: status.detail == "20 s", "the ticker to show the turn's 20 s alone")
+        assert status.state == "waiting for your approval"
+        await pilot.press("y")
+        await finished(app, pilot)
+
+
 async def test_deny_with_a_reason_tells_the_model_why(request: pytest.FixtureRequest) -> None:
     app = app_for()
     async with app.run_test(size=SIZE) as pilot:

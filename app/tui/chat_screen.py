@@ -664,7 +664,7 @@ class ChatScreen(Screen[None]):
         if elapsed < 1:  # nothing to say yet (and a frozen clock in a snapshot says nothing)
             return
         detail = f"{elapsed:.0f} s"
-        if quiet >= QUIET_AFTER:
+        if quiet >= QUIET_AFTER and self._awaiting_provider():
             detail += f" · waiting {quiet:.0f} s for the provider"
         self.query_one(StatusLine).detail = detail
 
@@ -677,7 +677,14 @@ class ChatScreen(Screen[None]):
 
     # -- events from the conversation loop ---------------------------------------
 
+    def _awaiting_provider(self) -> bool:
+        """Only a request being streamed waits for the provider: while a call
+        awaits the user's answer or tools run, the silence is not the provider's."""
+        return self.query_one(StatusLine).state.startswith("streaming")
+
     def _set_state(self, state: str) -> None:
+        if state.startswith("streaming") and not self._awaiting_provider():
+            self._last_byte = self.clock()  # a new request: its silence counts from now
         self.query_one(StatusLine).state = state
 
     def _mount(self, widget: Widget) -> None:
