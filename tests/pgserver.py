@@ -16,7 +16,6 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 __all__ = ["PgCluster", "ClusterUnavailable", "pg_bindir", "free_port"]
@@ -112,19 +111,6 @@ class PgCluster:
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://{USER}@{self.host}:{self.port}/{database}"
-
-    def wait_ready(self, deadline: float = 30.0) -> None:
-        import psycopg
-
-        end = time.monotonic() + deadline
-        while True:
-            try:
-                psycopg.connect(self.url(), connect_timeout=2).close()
-                return
-            except psycopg.OperationalError:
-                if time.monotonic() > end:
-                    raise
-                time.sleep(0.1)
 
     def destroy(self) -> None:
         self.stop("immediate")

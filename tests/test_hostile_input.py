@@ -20,6 +20,7 @@ from app.cli import main
 from app.store.recording import read_recording
 from tests import streamgen
 from tests.faultserver import FaultServer, Reply
+from tests.waiting import wait_for
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -611,19 +612,14 @@ async def test_the_tui_shows_an_errors_whole_text_under_its_note_live_and_reopen
     async with app.run_test(size=(120, 40)) as pilot:
         app.screen.query_one(PromptInput).text = "hi"
         await pilot.press("enter")
-        for _ in range(500):
-            if app.screen.query(ErrorDetails) and not app.session.busy:
-                break
-            await pilot.pause(0.02)
+        await wait_for(pilot, lambda: app.screen.query(ErrorDetails) and not app.session.busy,
+                       "the failed turn's details")
         (details,) = app.screen.query(ErrorDetails)
         assert "route_59.py" in details.text and "hostile-test-key-0123456789" not in details.text
         assert isinstance(details, Collapsible) and details.collapsed
         conversation = app.session.conversation
     reopened = make_app(config=config, conversation=conversation)
     async with reopened.run_test(size=(120, 40)) as pilot:
-        for _ in range(500):
-            if reopened.screen.query(ErrorDetails):
-                break
-            await pilot.pause(0.02)
+        await wait_for(pilot, lambda: reopened.screen.query(ErrorDetails), "the reopened turn's details")
         (again,) = reopened.screen.query(ErrorDetails)
         assert again.text == details.text

@@ -235,10 +235,10 @@ def test_a_kill_mid_reply_reopens_with_the_prose_so_far_and_the_note(home: Path)
     stored so far (a prefix of what was sent, as long as what the store held
     when it was killed) and the one-line note."""
     import signal
-    import time
 
     from app.store.transcripts import Store
     from tests.faultserver import FaultServer, Reply
+    from tests.waiting import wait_until_sync
 
     size = 4 << 20
     with FaultServer() as server:
@@ -249,16 +249,19 @@ def test_a_kill_mid_reply_reopens_with_the_prose_so_far_and_the_note(home: Path)
                                   cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=os.environ.copy())
         database = home / "home" / "callstream.db"
         held = 0
-        deadline = time.monotonic() + 60
+
+        def stored_so_far() -> bool:
+            nonlocal held
+            if database.exists():
+                try:
+                    with sqlite3.connect(database, timeout=1) as db:
+                        held = db.execute("SELECT COALESCE(SUM(LENGTH(text)), 0) FROM prose_parts").fetchone()[0]
+                except sqlite3.OperationalError:
+                    pass  # not made yet
+            return held >= 300_000 or worker.poll() is not None
+
         try:
-            while held < 300_000 and time.monotonic() < deadline and worker.poll() is None:
-                if database.exists():
-                    try:
-                        with sqlite3.connect(database, timeout=1) as db:
-                            held = db.execute("SELECT COALESCE(SUM(LENGTH(text)), 0) FROM prose_parts").fetchone()[0]
-                    except sqlite3.OperationalError:
-                        pass  # not made yet
-                time.sleep(0.02)
+            wait_until_sync(stored_so_far, "300,000 characters of prose stored mid-reply", timeout=60)
         finally:
             worker.send_signal(signal.SIGKILL)
             worker.wait(10)
