@@ -236,14 +236,19 @@ async def stream_once(
                                         data.decode("utf-8", "replace"))
                 inflater = inflater_for(response.headers.get("content-encoding", ""))
                 reads = response.aiter_bytes() if inflater is None else response.aiter_raw()
+
+                def take(chunk: bytes) -> None:
+                    """One piece of the body: recorded as it came, then parsed."""
+                    at = clock()
+                    if recorder is not None:
+                        recorder.chunk(at, chunk)
+                    updates = parser.feed(chunk, at)
+                    if updates:
+                        on_updates(updates)
+
                 async for data in reads:
                     for chunk in (data,) if inflater is None else inflater.feed(data):
-                        at = clock()
-                        if recorder is not None:
-                            recorder.chunk(at, chunk)
-                        updates = parser.feed(chunk, at)
-                        if updates:
-                            on_updates(updates)
+                        take(chunk)
                         if parser.finished:
                             break  # the stream said all it will (or a limit stopped it): read no more
                     if parser.finished:
@@ -254,12 +259,7 @@ async def stream_once(
                 else:
                     rest = inflater.flush() if inflater is not None else b""
                     if rest:
-                        at = clock()
-                        if recorder is not None:
-                            recorder.chunk(at, rest)
-                        updates = parser.feed(rest, at)
-                        if updates:
-                            on_updates(updates)
+                        take(rest)
             except httpx.ReadTimeout:
                 cause, detail = "timeout", f"no data for {timeouts.read:g} s (the read timeout)"
             except (httpx.RemoteProtocolError, httpx.ReadError, httpx.NetworkError, httpx.DecodingError) as exc:
