@@ -20,7 +20,7 @@ from typing import Any
 
 from .stream.redact import redact
 
-__all__ = ["connect", "DataFileError", "explain"]
+__all__ = ["connect", "DataFileError", "explain", "put_text"]
 
 
 class DataFileError(sqlite3.OperationalError):
@@ -107,6 +107,45 @@ class _Connection(sqlite3.Connection):
             if failure is exc:
                 raise
             raise failure from exc
+
+    def put_text(self, table: str, key: Mapping[str, Any], column: str, text: str) -> None:
+        """Insert (or replace) the row ``key`` with ``column`` holding ``text``,
+        redacted, as UTF-8 in a BLOB written a piece at a time.
+
+        Bound as a parameter, a 10 MB text is copied twice inside sqlite (the
+        bound value, then the row's record) while the caller still holds it:
+        3 bytes of memory per byte at the moment the call is stored. A
+        ``zeroblob`` of the right size is never materialised, and incremental
+        blob I/O fills it through the page cache, so the peak is the text
+        alone. Readers ``CAST(column AS TEXT)`` (a row written before this is
+        TEXT already, and the cast leaves it as it is)."""
+        text = redact(text)
+        pieces = range(0, len(text), _PIECE)
+        size = len(text) if text.isascii() else sum(len(text[i:i + _PIECE].encode()) for i in pieces)
+        names, marks = ", ".join(key), ", ".join("?" * len(key))
+        cursor = self.execute(f"INSERT OR REPLACE INTO {table} ({names}, {column}) VALUES ({marks}, zeroblob(?))",
+                              (*key.values(), size))
+        if not size:
+            return
+        try:
+            with self.blobopen(table, column, cursor.lastrowid) as blob:
+                for start in pieces:
+                    blob.write(text[start:start + _PIECE].encode())
+        except sqlite3.DatabaseError as exc:
+            failure = self._fail(exc)
+            if failure is exc:
+                raise
+            raise failure from exc
+
+
+#: How much of a large text ``put_text`` encodes and writes at once.
+_PIECE = 1 << 16
+
+
+def put_text(db: sqlite3.Connection, table: str, key: Mapping[str, Any], column: str, text: str) -> None:
+    """``_Connection.put_text`` for a connection typed as sqlite's own."""
+    assert isinstance(db, _Connection)
+    db.put_text(table, key, column, text)
 
 
 def connect(path: Path, synchronous: str = "NORMAL") -> sqlite3.Connection:

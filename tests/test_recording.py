@@ -141,3 +141,28 @@ def test_damaged_compressed_data_is_a_clear_error(home: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "app", "replay", str(path), "--headless"], cwd=ROOT,
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "damaged" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_request_marker_with_a_big_argument_is_written_in_batches_and_redacted(tmp_path: Path) -> None:
+    """A turn's request carries the history's arguments (10 MB in the worst
+    case): the marker is written as it is encoded, a batch at a time, and
+    redacted across the batches' seams as the whole line would be."""
+    from app.stream.redact import redact, register_secret
+
+    secret = "sk-marker-" + "q" * 30
+    register_secret(secret)
+    body = ("The parcel left the hub. " * 40_000) + f"key {secret} and Authorization: Bearer " + "t" * 60 + "."
+    request = {"model": "m", "messages": [{"role": "assistant", "content": [{"type": "tool_use", "input":
+                                                                             {"body": body, "ü": "ñ" * 9}}]}]}
+    path = tmp_path / "big.ndjson.gz"
+    writer = RecordingWriter(path, HEADER, Clock())
+    writer.marker("turn", {"turn": 0, "request": request})
+    writer.close()
+    data = path.read_bytes()
+    assert _members(data) > 4  # not one batch of the whole line
+    text = gzip.decompress(data).decode()
+    assert secret not in text and "t" * 20 not in text
+    (marker,) = [data for _, kind, data in read_recording(path).events if kind == "m"]
+    written = marker["request"]["messages"][0]["content"][0]["input"]
+    assert written["ü"] == "ñ" * 9
+    assert written["body"] == redact(body) != body  # as the whole line redacted at once

@@ -235,14 +235,14 @@ def test_a_big_call_is_stored_once_not_once_per_state(home: Path, monkeypatch: p
     from app import dbfile
 
     writes: list[int] = []
-    execute = dbfile._Connection.execute
+    put_text = dbfile._Connection.put_text
 
-    def counting(self: Any, sql: str, parameters: Any = ()) -> Any:
-        if "INTO call_arguments" in sql:
-            writes.append(len(parameters[3]))
-        return execute(self, sql, parameters)
+    def counting(self: Any, table: str, key: Any, column: str, text: str) -> None:
+        if table == "call_arguments":
+            writes.append(len(text))
+        put_text(self, table, key, column, text)
 
-    monkeypatch.setattr(dbfile._Connection, "execute", counting)
+    monkeypatch.setattr(dbfile._Connection, "put_text", counting)
     conversation, args = _big_call_conversation(1_000_000)
     # ended → waiting → running → ran → turn end: the whole buffer written once
     assert writes[-1] == len(args) and writes.count(len(args)) == 1
@@ -262,7 +262,8 @@ def test_a_big_call_is_stored_once_not_once_per_state(home: Path, monkeypatch: p
 def test_a_record_that_holds_its_buffer_inline_still_loads(home: Path) -> None:
     conversation = converse(["Show me order A-1042"]).conversation
     store = Store(data_dir() / "callstream.db")
-    raws = {(r["seq"], r["idx"]): r["raw"] for r in store._db.execute("SELECT * FROM call_arguments")}
+    raws = {(r["seq"], r["idx"]): r["raw"] for r in
+            store._db.execute("SELECT seq, idx, CAST(raw AS TEXT) AS raw FROM call_arguments")}
     assert raws
     for (seq, idx), raw in raws.items():  # the shape files written before call_arguments have
         (record,) = store._db.execute("SELECT record FROM blocks WHERE seq = ? AND idx = ?", (seq, idx)).fetchone()
@@ -358,3 +359,36 @@ def test_ctrl_r_on_a_reopened_turn_whose_call_ran_continues_from_it(home: Path) 
     turns = [i for i in conv.items if hasattr(i, "blocks")]
     assert [b.state for b in turns[0].blocks if isinstance(b, ToolCallBlock)] == ["ran", "not run"]
     assert turns[0].note and turns[-1].outcome == "complete"
+
+
+@pytest.mark.parametrize("text", ["", "{}", "a" * 200_000, ("ñ€𝄞 " * 40_000) + "end", "x" * 65_535 + "é" * 3])
+def test_a_buffer_written_in_pieces_reads_back_as_the_same_text(tmp_path: Path, text: str) -> None:
+    """``dbfile.put_text`` writes a call's buffer by incremental blob I/O, a
+    64 KB piece at a time (multi-byte characters on the pieces' seams
+    included); it reads back, as the store reads it, as the text it was."""
+    from app import dbfile
+
+    db = dbfile.connect(tmp_path / "t.db")
+    db.execute("CREATE TABLE call_arguments (conversation TEXT, seq INTEGER, idx INTEGER, raw TEXT NOT NULL, "
+               "PRIMARY KEY (conversation, seq, idx))")
+    key = {"conversation": "c", "seq": 1, "idx": 0}
+    dbfile.put_text(db, "call_arguments", key, "raw", "an older, longer buffer " * 9)
+    dbfile.put_text(db, "call_arguments", key, "raw", text)  # replaced, not appended to
+    rows = db.execute("SELECT CAST(raw AS TEXT), LENGTH(CAST(raw AS BLOB)) FROM call_arguments").fetchall()
+    assert [tuple(r) for r in rows] == [(text, len(text.encode()))]
+    db.close()
+
+
+def test_a_buffer_written_in_pieces_is_redacted(tmp_path: Path) -> None:
+    from app import dbfile
+    from app.stream.redact import register_secret
+
+    secret = "sk-blob-" + "z" * 30
+    register_secret(secret)
+    db = dbfile.connect(tmp_path / "t.db")
+    db.execute("CREATE TABLE t (id TEXT PRIMARY KEY, raw TEXT NOT NULL)")
+    dbfile.put_text(db, "t", {"id": "a"}, "raw", "y" * 70_000 + secret + "y" * 70_000)
+    (stored_text,) = db.execute("SELECT CAST(raw AS TEXT) FROM t").fetchone()
+    db.close()
+    assert secret not in stored_text and "[redacted]" in stored_text
+    assert secret.encode() not in b"".join(p.read_bytes() for p in tmp_path.iterdir())

@@ -458,7 +458,8 @@ async def test_a_turn_killed_while_a_call_formed_reopens_with_the_card_and_the_n
             return False
         db = sqlite3.connect(f"file:{data_dir() / 'callstream.db'}?mode=ro", uri=True, timeout=5)
         try:
-            rows = db.execute("SELECT raw FROM call_arguments WHERE conversation = 'killed-forming'").fetchall()
+            rows = db.execute("SELECT CAST(raw AS TEXT) FROM call_arguments "
+                              "WHERE conversation = 'killed-forming'").fetchall()
         except sqlite3.OperationalError:  # the schema not made yet
             return False
         finally:

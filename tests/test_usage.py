@@ -238,7 +238,7 @@ class _Tee(httpx.AsyncBaseTransport):
         self.responses: list[list[bytes]] = []
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(request.content)
+        self.requests.append(await request.aread())
         chunks: list[bytes] = []
         self.responses.append(chunks)
         response = await self.inner.handle_async_request(request)

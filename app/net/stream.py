@@ -130,37 +130,33 @@ def _redirect_target(request: httpx.Request, response: httpx.Response, hops: int
     return target
 
 
-#: How much of a request body is handed to the socket at once.
-_SLICE = 1 << 16
+class _JSONBody(httpx.AsyncByteStream):
+    """A JSON body written as it is sent, about 64 KB at a time, each piece
+    once the socket took the one before: a history that carries a 10 MB
+    argument costs the request no copy of its size (neither a ``str`` nor
+    the ``bytes`` of it, nor asyncio's transport buffer holding what it
+    could not send at once). The Content-Length is counted the same way
+    beforehand, so the server sees an ordinary body."""
 
-
-class _Slices(httpx.AsyncByteStream):
-    """A body sent a slice at a time, each written once the socket drained
-    the one before: asyncio's transport copies whatever it cannot send at
-    once into its buffer, so a 10 MB body given whole would be held twice."""
-
-    def __init__(self, data: bytes) -> None:
-        self._data = data
+    def __init__(self, body: dict[str, Any]) -> None:
+        self._body = body
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        data = self._data
-        for start in range(0, len(data), _SLICE):
-            yield data[start : start + _SLICE]
+        for chunk in jsonwrite.chunks(self._body):
+            yield chunk
 
 
-def _json_request(client: httpx.AsyncClient, url: str, headers: dict[str, str], body: dict[str, Any],
-                  timeout: httpx.Timeout) -> httpx.Request:
-    """POST ``body`` as JSON, the text httpx's ``json=`` writes, encoded
-    without a ``str`` of it and sent in slices (a history that carries a
-    10 MB argument costs about the bytes sent, not three or four times that)."""
-    data = jsonwrite.encode(body)
-    request = client.build_request("POST", url, content=data, timeout=timeout,
-                                   headers={**headers, "Content-Type": "application/json"})
-    request.stream = _Slices(data)  # ``request.content`` stays the bytes (a redirect re-sends them)
-    return request
+def _json_request(client: httpx.AsyncClient, url: str | httpx.URL, headers: dict[str, str] | httpx.Headers,
+                  body: dict[str, Any], timeout: httpx.Timeout) -> httpx.Request:
+    """POST ``body`` as JSON, the text httpx's ``json=`` writes, streamed (``_JSONBody``)."""
+    size = jsonwrite.encoded_size(body)
+    kept = {k: v for k, v in headers.items() if k.lower() not in ("content-type", "content-length", "host")}
+    return client.build_request("POST", url, content=_JSONBody(body), timeout=timeout,
+                                headers={**kept, "Content-Type": "application/json", "Content-Length": str(size)})
 
 
-async def _send(client: httpx.AsyncClient, request: httpx.Request, timeout: httpx.Timeout) -> httpx.Response:
+async def _send(client: httpx.AsyncClient, request: httpx.Request, body: dict[str, Any],
+                timeout: httpx.Timeout) -> httpx.Response:
     """Send, following same-origin 307/308 redirects only (see the module's docstring)."""
     hops = 0
     while True:
@@ -185,8 +181,7 @@ async def _send(client: httpx.AsyncClient, request: httpx.Request, timeout: http
         await response.aclose()
         target = _redirect_target(request, response, hops)
         hops += 1
-        request = client.build_request(request.method, target, content=request.content, headers=request.headers,
-                                       timeout=timeout)
+        request = _json_request(client, target, request.headers, body, timeout)
 
 
 def _provider_message(status: int, body: bytes) -> str:
@@ -226,7 +221,7 @@ async def stream_once(
     try:
         async with asyncio.timeout(timeouts.deadline):
             request = _json_request(client, url, {"accept-encoding": ACCEPT_ENCODING, **headers}, body, timeout)
-            response = await _send(client, request, timeout)
+            response = await _send(client, request, body, timeout)
             try:
                 if response.status_code != 200:
                     data = await _read_head(response, 20_000)

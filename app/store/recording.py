@@ -42,8 +42,9 @@ from typing import Any
 
 from ..dbfile import DataFileError
 from ..ids import InvalidId, check_id
+from ..stream import jsonwrite
 from ..stream.limits import loads
-from ..stream.redact import redact, redact_bytes, straddles
+from ..stream.redact import redact, redact_bytes, redact_pieces, straddles
 
 __all__ = ["RecordingWriter", "Recording", "RecordingError", "read_recording", "recording_path", "FORMAT"]
 
@@ -153,8 +154,19 @@ class RecordingWriter:
             self._pending = None
 
     def marker(self, kind: str, info: dict[str, Any]) -> None:
+        """A marker line (a turn's request among them: it may carry a 10 MB
+        argument), written as pieces and committed as the batch fills, so no
+        ``str`` of the line is made and no more than a batch of it is held.
+        A line cut short by a crash between two commits is a torn last line,
+        which the reader already drops."""
         self._flush()
-        self._write([self._interval(self.clock()), "m", {"kind": kind, **info}])
+        line = jsonwrite.pieces([self._interval(self.clock()), "m", {"kind": kind, **info}])
+        for piece in redact_pieces(line, _BATCH_CHARS):
+            self._batch.append(piece)
+            self._batch_chars += len(piece)
+            if self._batch_chars >= _BATCH_CHARS:
+                self._commit()
+        self._batch.append("\n")
         self._commit()
 
     def close(self) -> None:

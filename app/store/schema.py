@@ -25,6 +25,10 @@ as it streams, so a long reply costs the store the bytes it adds, not a
 rewrite of everything so far at every flush (older records hold their text
 inline, and both load); and a turn keeps a provider error's whole text
 (``detail``) beside its one line.
+
+A buffer in ``call_arguments`` is UTF-8 text, held as TEXT or (written
+since, by ``dbfile.put_text``, which never copies a big buffer whole) as a
+BLOB of the same bytes; it is read as ``CAST(raw AS TEXT)``, which is both.
 """
 
 from __future__ import annotations

@@ -169,7 +169,8 @@ def index_existing(db: sqlite3.Connection, display: Display | None = None) -> No
     search; with no allow-lists at hand, calls are found by name only)."""
     for row in db.execute("SELECT conversation, seq, text FROM entries WHERE kind = 'user'").fetchall():
         put(db, row[0], row[1], USER, row[2] or "")
-    raws = {(r[0], r[1], r[2]): r[3] for r in db.execute("SELECT conversation, seq, idx, raw FROM call_arguments")}
+    raws = {(r[0], r[1], r[2]): r[3]
+            for r in db.execute("SELECT conversation, seq, idx, CAST(raw AS TEXT) FROM call_arguments")}
     for row in db.execute("SELECT conversation, seq, idx, record FROM blocks").fetchall():
         try:
             record = json.loads(row[3])

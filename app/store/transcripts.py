@@ -44,7 +44,7 @@ from ..chat.events import (
     UserSent,
 )
 from ..conversation import Assistant, CallRecord, Entry, ToolResult, User
-from ..dbfile import connect
+from ..dbfile import connect, put_text
 from ..ids import InvalidId, check_id
 from ..stream import (
     PENDING_APPROVAL,
@@ -367,8 +367,8 @@ class Store:
                 mark = (len(raw), hash(raw))
                 last = self._written.get(key)
                 if last != mark and (raw or last is not None):  # no row for a buffer not begun
-                    self._db.execute("INSERT OR REPLACE INTO call_arguments (conversation, seq, idx, raw) "
-                                     "VALUES (?, ?, ?, ?)", (conversation, seq, index, raw))
+                    put_text(self._db, "call_arguments", {"conversation": conversation, "seq": seq, "idx": index},
+                             "raw", raw)
                     self._written[key] = mark
             self._db.execute("INSERT OR REPLACE INTO blocks (conversation, seq, idx, record) VALUES (?, ?, ?, ?)",
                              (conversation, seq, index, json.dumps(record, ensure_ascii=False)))
@@ -566,7 +566,8 @@ class Store:
         for b in self._db.execute("SELECT seq, idx, record FROM blocks WHERE conversation = ?", (result.id,)):
             blocks.setdefault(b["seq"], []).append((b["idx"], b["record"]))
         raws = {(a["seq"], a["idx"]): a["raw"] for a in
-                self._db.execute("SELECT seq, idx, raw FROM call_arguments WHERE conversation = ?", (result.id,))}
+                self._db.execute("SELECT seq, idx, CAST(raw AS TEXT) AS raw FROM call_arguments "
+                                 "WHERE conversation = ?", (result.id,))}
         prose: dict[tuple[int, int], list[str]] = {}
         for p in self._db.execute("SELECT seq, idx, text FROM prose_parts WHERE conversation = ? ORDER BY seq, idx, "
                                   "part", (result.id,)):

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from json.encoder import encode_basestring
 from typing import Any
 
-__all__ = ["PIECE", "pieces", "encode"]
+__all__ = ["PIECE", "pieces", "chunks", "encoded_size", "encode"]
 
 #: The longest piece of a string value yielded at once (characters).
 PIECE = 1 << 16
@@ -100,22 +100,33 @@ def pieces(value: Any) -> Iterator[str]:
         raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-def encode(value: Any) -> bytes:
-    """The UTF-8 JSON text of ``value`` as one ``bytes``, gathered in a
-    ``BytesIO`` (whose ``getvalue`` hands over its buffer without a copy):
-    about the text's size in memory, and no ``str`` of it."""
-    out = io.BytesIO()
-    write = out.write
+def chunks(value: Any) -> Iterator[bytes]:
+    """The UTF-8 JSON text of ``value`` in ``bytes`` of about ``PIECE``
+    characters each: what a request body streams, with no ``str`` or
+    ``bytes`` of the whole beside the value."""
     batch: list[str] = []
     size = 0
     for piece in pieces(value):
         batch.append(piece)
         size += len(piece)
         if size >= PIECE:
-            write("".join(batch).encode("utf-8"))
+            yield "".join(batch).encode("utf-8")
             batch.clear()
             size = 0
     if batch:
-        write("".join(batch).encode("utf-8"))
-    return out.getvalue()
+        yield "".join(batch).encode("utf-8")
 
+
+def encoded_size(value: Any) -> int:
+    """How many bytes ``chunks(value)`` yields (a Content-Length), counted a chunk at a time."""
+    return sum(map(len, chunks(value)))
+
+
+def encode(value: Any) -> bytes:
+    """The UTF-8 JSON text of ``value`` as one ``bytes``, gathered in a
+    ``BytesIO`` (whose ``getvalue`` hands over its buffer without a copy):
+    about the text's size in memory, and no ``str`` of it."""
+    out = io.BytesIO()
+    for chunk in chunks(value):
+        out.write(chunk)
+    return out.getvalue()
