@@ -16,7 +16,8 @@ Contenders, per stream:
   anthropic SDK client.messages.stream(...) over a mock transport (run on
                the same call framed as an Anthropic stream)
 
-Printed: µs per delta (best of N), the ratios, and whether each row meets
+Printed: µs per delta (best of N, the contenders of a row taking turns:
+see ``interleaved``), the ratios, and whether each row meets
 the targets (issue 19: within 2× the floor loop, at least 20× faster than
 the openai SDK's helper, linear from 100 KB to 1 MB). Times are CPU time of
 this process (``time.process_time``), so a machine busy with other work
@@ -148,27 +149,47 @@ def run_anthropic_sdk(chunks: list[bytes]) -> object:
 # -- measuring ----------------------------------------------------------------
 
 
-def best_of(fn: Callable[[list[bytes]], object], chunks: list[bytes], expected: object, repeat: int) -> float:
-    """Best of ``repeat`` timed runs; the first one also checks the result."""
-    times = []
-    for i in range(max(1, repeat)):
-        gc.collect()
-        start = time.process_time()
-        result = fn(chunks)
-        times.append(time.process_time() - start)
-        if i == 0:
-            assert result == expected, f"{fn.__name__} assembled something else"
-    return min(times)
+def interleaved(contenders: dict[str, tuple[Callable[[list[bytes]], object], list[bytes], int]], expected: object,
+                rounds: int) -> dict[str, float]:
+    """Each contender's best time, measured in ``rounds`` rounds that take
+    turns (in each, every contender runs its count of times). This machine's
+    speed drifts by half or more over seconds (a shared VM), so contenders
+    timed one after the other in blocks would each meet a different machine,
+    and their ratio would measure the drift; taking turns lets each meet the
+    fast moments too. The first run of each checks its result."""
+    best: dict[str, float] = {}
+    for round_ in range(rounds):
+        for name, (fn, chunks, count) in contenders.items():
+            for i in range(max(1, count)):
+                gc.collect()
+                start = time.process_time()
+                result = fn(chunks)
+                took = time.process_time() - start
+                best[name] = min(took, best.get(name, took))
+                if round_ == 0 and i == 0:
+                    assert result == expected, f"{fn.__name__} ({name}) assembled something else"
+    return best
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="1 KB and 100 KB only, fewer repeats")
     parser.add_argument("--no-sdk-1mb", action="store_true", help="skip the SDK helpers at 1 MB (they take minutes)")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="rounds of turns at 100 KB (1 KB: 7 times as many; 1 MB: one)")
     opts = parser.parse_args()
     load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
 
+    # Every contender's modules imported first, then frozen out of the collector (as the app's TUI
+    # freezes what it imported: app/tui/collector.py): the gc.collect() before each timed run then
+    # walks only what the runs made, not the SDKs' 200,000 objects, which would leave a short run
+    # (1 KB) starting with cold caches and time the collector's walk instead of the contender.
+    import anthropic  # noqa: F401
+    import httpx2  # noqa: F401
+    import openai  # noqa: F401
+
+    gc.collect()
+    gc.freeze()
     sizes = [1_000, 100_000] if opts.quick else [1_000, 100_000, 1_000_000]
     fragments = [4, 32]
     rows = []
@@ -181,20 +202,21 @@ def main() -> int:
             deltas = sum(1 for step in script if step[0] == "args")
             chat = chunked(streamgen.openai_chat(script))
             claude = chunked(streamgen.anthropic(script))
-            repeat = opts.repeat if size < 1_000_000 else max(1, opts.repeat - 1)
-            if size <= 1_000:
-                repeat *= 20
+            # rounds of turns (``interleaved``): the fast contenders run several times a round, the SDK
+            # helpers once (at 1 MB in 4-byte fragments the openai one takes a minute a run: one round)
+            rounds = opts.repeat * 7 if size <= 1_000 else opts.repeat if size < 1_000_000 else 1
+            fast = 3 if size <= 1_000 else 2
             sdk_ok = size < 1_000_000 or not opts.no_sdk_1mb
-            row: dict[str, float | None] = {}
-            row["callstream"] = best_of(run_callstream, chat, expected, repeat) / deltas * 1e6
-            row["callstream (anthropic)"] = best_of(run_callstream, claude, expected, repeat) / deltas * 1e6
-            row["floor"] = best_of(floor_openai, chat, expected, repeat) / deltas * 1e6
-            row["floor (anthropic)"] = best_of(floor_anthropic, claude, expected, repeat) / deltas * 1e6
-            sdk_repeat = 1 if size >= 1_000_000 else max(1, repeat // 3)
-            row["openai SDK"] = best_of(run_openai_sdk, chat, expected, sdk_repeat) / deltas * 1e6 if sdk_ok else None
-            row["anthropic SDK"] = (
-                best_of(run_anthropic_sdk, claude, expected, sdk_repeat) / deltas * 1e6 if sdk_ok else None
-            )
+            contenders = {"callstream": (run_callstream, chat, fast), "floor": (floor_openai, chat, fast)}
+            claude_side = {"callstream (anthropic)": (run_callstream, claude, fast),
+                           "floor (anthropic)": (floor_anthropic, claude, fast)}
+            if sdk_ok:
+                contenders["openai SDK"] = (run_openai_sdk, chat, 1)
+                claude_side["anthropic SDK"] = (run_anthropic_sdk, claude, 1)
+            times = {**interleaved(contenders, expected, rounds), **interleaved(claude_side, expected, rounds)}
+            row: dict[str, float | None] = {name: times[name] / deltas * 1e6 if name in times else None
+                                            for name in ("callstream", "callstream (anthropic)", "floor",
+                                                         "floor (anthropic)", "openai SDK", "anthropic SDK")}
             per_delta[("callstream", size, fragment)] = row["callstream"]  # type: ignore[assignment]
             rows.append((size, fragment, deltas, row))
             print(f"  measured {size:>9,} B / {fragment:>2}-byte fragments ({deltas:,} deltas)", file=sys.stderr)

@@ -28,6 +28,9 @@ from .limits import size_words
 
 __all__ = ["SSEDecoder", "SSEEvent"]
 
+#: A chunk shorter than this is sliced to be decoded; a longer one is read through a memoryview.
+_SMALL = 1 << 16
+
 
 @dataclass(slots=True)
 class SSEEvent:
@@ -63,6 +66,7 @@ class SSEDecoder:
         "overflow",
         "_partial_size",
         "_data_size",
+        "_heading",
     )
 
     def __init__(self, max_size: int | None = None) -> None:
@@ -84,6 +88,8 @@ class SSEDecoder:
         self.overflow: str | None = None
         self._partial_size = 0
         self._data_size = 0
+        #: Still filling ``head`` (or before the BOM check): ``_start`` has work to do.
+        self._heading = True
 
     @property
     def reconnection_time(self) -> int | None:
@@ -95,31 +101,41 @@ class SSEDecoder:
         if self.overflow is not None or not data:
             return []
         end = data.rfind(b"\n") + 1
-        cr = data.rfind(b"\r") + 1
-        if cr > end:
+        cr = data.rfind(b"\r", end) + 1  # only a CR after the last LF can end the last line
+        if cr:
             end = cr
-        if not end:  # no line ends in this chunk: nothing to decode yet (``_keep``, inlined: most chunks)
+        partial = self._partial
+        limit = self.max_size
+        if not end:  # no line ends in this chunk: nothing to decode yet (most chunks)
             size = self._partial_size + len(data)
-            if self.max_size is not None and size > self.max_size:
-                self._stop(f"an SSE line longer than {size_words(self.max_size)}")
+            if limit is not None and size > limit:
+                self._stop(f"an SSE line longer than {size_words(limit)}")
             else:
                 self._partial_size = size
-                self._partial.append(data)
+                partial.append(data)
             return []
-        if self._partial:
-            held = self._partial_size
-            self._partial.append(data)
-            data = b"".join(self._partial)
-            end += held
-            self._partial.clear()
+        if partial:
+            end += self._partial_size
+            partial.append(data)
+            data = b"".join(partial)
+            partial.clear()
             self._partial_size = 0
-        if self.max_size is not None and end > self.max_size:
+        if limit is not None and end > limit:
             return self._feed_long(data, end)
-        text = data.decode("utf-8", "replace") if end == len(data) else str(memoryview(data)[:end], "utf-8",
-                                                                                  "replace")
-        events = self._feed_text(text)
-        if end < len(data) and self.overflow is None:
-            self._keep(data[end:])
+        size = len(data)
+        if end == size:
+            return self._feed_text(data.decode("utf-8", "replace"))
+        # the lines, then what is left of an unfinished one (a slice of a small chunk is
+        # cheaper than a memoryview; a big one is not copied to be decoded)
+        head = data[:end] if size < _SMALL else memoryview(data)[:end]
+        events = self._feed_text(str(head, "utf-8", "replace"))
+        if self.overflow is None:
+            size -= end  # ``_keep``, inlined: nearly every chunk that ends a line starts the next
+            if limit is not None and size > limit:
+                self._stop(f"an SSE line longer than {size_words(limit)}")
+            else:
+                self._partial_size = size
+                partial.append(data[end:])
         return events
 
     def close(self) -> list[SSEEvent]:
@@ -145,8 +161,9 @@ class SSEDecoder:
 
     def _feed_text(self, text: str) -> list[SSEEvent]:
         """Whole lines: ``text`` ends with a line end."""
-        if not self._started or len(self.head) < 512:
+        if self._heading:
             text = self._start(text)
+            self._heading = len(self.head) < 512
         if self._skip_lf:
             self._skip_lf = False
             if text[:1] == "\n":
@@ -160,30 +177,33 @@ class SSEDecoder:
         parts = text.split("\n")
         parts.pop()  # the "" after the final line end
         data = self._data
+        size = self._data_size  # kept here, written back before anything else reads it
         limit = self.max_size
         for line in parts:
             # the two lines of almost every event, read here; the rest in _line
             if line[:6] == "data: ":
                 value = line[6:]
-                self._data_size += len(value) + 1
-                if limit is not None and self._data_size > limit:
+                size += len(value) + 1
+                if limit is not None and size > limit:
                     self._stop(f"an SSE event longer than {size_words(limit)}")
                     return events
                 data.append(value)
-            elif line[:7] == "event: ":
-                self._event = line[7:]
             elif not line:
                 if data:
                     events.append(SSEEvent(self._event or "message", data[0] if len(data) == 1 else "\n".join(data),
                                            self._last_id, self._retry))
                     data = self._data = []
-                    self._data_size = 0
+                    size = 0
                 self._event = ""
+            elif line[:7] == "event: ":
+                self._event = line[7:]
             else:
+                self._data_size = size
                 self._line(line, events)
                 if self.overflow is not None:
                     return events
-                data = self._data
+                data, size = self._data, self._data_size
+        self._data_size = size
         return events
 
     def _feed_long(self, data: bytes, end: int) -> list[SSEEvent]:
