@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup run test test-all fuzz bench bench-tui bench-warming bench-mcp bench-memory bench-ledger bench-limits bench-search bench-startup bench-many-calls typecheck lint clean peers-mcp peers-litellm peers
+.PHONY: setup run test test-all fuzz bench bench-tui bench-warming bench-mcp bench-memory bench-ledger bench-limits bench-search bench-startup bench-many-calls typecheck lint clean peers-mcp peers-litellm peers-startup peers
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,8 +33,11 @@ peers-mcp: $(PEERS)/mcp-time/.stamp $(PEERS)/mcp-git/.stamp
 # The LiteLLM proxy for tests/test_litellm.py.
 peers-litellm: $(PEERS)/litellm/.stamp
 
+# Other chat clients, for their start-up times beside ours in bench-startup.
+peers-startup: $(PEERS)/llm/.stamp $(PEERS)/elia/.stamp $(PEERS)/oterm/.stamp
+
 # every peer
-peers: peers-mcp peers-litellm
+peers: peers-mcp peers-litellm peers-startup
 
 run: setup
 	$(BIN)/callstream

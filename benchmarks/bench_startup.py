@@ -17,7 +17,7 @@ of a bare Textual ``App`` showing one ``Static`` with the same marker, started
 the same way (the floor for the first frame: nothing of ours is in it). The
 load average is printed with the table: on a shared machine read the ratios
 to the references, which are measured in the same run. Peers (llm, elia, oterm) are measured the same way when their
-virtualenvs exist under ``.venv-peers/`` (``.venv-peers/<name>/bin/<name>``).
+virtualenvs exist under ``.venv-peers/`` (``.venv-peers/<name>/bin/<name>``; ``make peers-startup`` makes them).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -124,41 +125,47 @@ def main() -> int:
         env = _env(home)
         seed = "from tests.conversations import converse; converse(['Show me order A-1042'])"
         subprocess.run([PYTHON, "-c", seed], env=env, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-        rows: list[tuple[str, float, str]] = []
-        runs = range(opts.runs)
-        interpreter = median_ms([timed_run([PYTHON, "-c", "pass"], env) for _ in runs])
-        toolkit = median_ms([timed_run([PYTHON, "-c", "import textual.app"], env) for _ in runs])
-        rows.append(("`python -c pass` (reference)", interpreter, "—"))
-        rows.append(("`python -c 'import textual.app'` (reference)", toolkit, "—"))
-        rows.append(("`callstream --help`", median_ms([timed_run([CALLSTREAM, "--help"], env) for _ in runs]),
-                     "≈ 100 ms"))
-        rows.append(("`callstream transcripts`", median_ms([timed_run([CALLSTREAM, "transcripts"], env)
-                                                            for _ in runs]), "≤ 150 ms"))
         marker = b"talking to the demo model"
-        bare = median_ms([first_frame([PYTHON, "-c", BARE_APP], env, marker) for _ in runs])
-        rows.append(("first frame of a bare Textual App (reference: the floor)", bare, "—"))
-        frame = median_ms([first_frame([CALLSTREAM], env, marker) for _ in runs])
-        rows.append(("first frame of the TUI (`callstream`, demo model)", frame, "≤ 400 ms"))
-        peers = []
+        # (row, how one sample is taken, target); the rounds take turns through the rows, so
+        # every row meets the same moments of a machine whose speed drifts (a shared VM)
+        measures: list[tuple[str, Callable[[], float], str]] = [
+            ("`python -c pass` (reference)", lambda: timed_run([PYTHON, "-c", "pass"], env), "—"),
+            ("`python -c 'import textual.app'` (reference)",
+             lambda: timed_run([PYTHON, "-c", "import textual.app"], env), "—"),
+            ("`callstream --help`", lambda: timed_run([CALLSTREAM, "--help"], env), "≈ 100 ms"),
+            ("`callstream transcripts`", lambda: timed_run([CALLSTREAM, "transcripts"], env), "≤ 150 ms"),
+            ("first frame of a bare Textual App (reference: the floor)",
+             lambda: first_frame([PYTHON, "-c", BARE_APP], env, marker), "—"),
+            ("first frame of the TUI (`callstream`, demo model)", lambda: first_frame([CALLSTREAM], env, marker),
+             "≤ 400 ms"),
+        ]
+        peers = 0
         for name in ("llm", "elia", "oterm"):
             exe = ROOT / ".venv-peers" / name / "bin" / name
             if exe.exists():
-                peers.append((f"`{name} --help` (peer)", median_ms([timed_run([str(exe), "--help"], env)
-                                                                    for _ in runs]), "—"))
+                peers += 1
+                measures.append((f"`{name} --help` (peer)", lambda exe=exe: timed_run([str(exe), "--help"], env),
+                                 "—"))
+        samples: dict[str, list[float]] = {what: [] for what, _, _ in measures}
+        for _ in range(opts.runs):
+            for what, sample, _ in measures:
+                samples[what].append(sample())
+        rows = [(what, median_ms(samples[what]), target) for what, _, target in measures]
+        interpreter, bare = rows[0][1], rows[4][1]
     after = os.getloadavg()
     print()
-    print(f"Start-up, median of {opts.runs} fresh processes (wall time; the machine's load is in every row, "
-          "so read the ratios to the references)")
+    print(f"Start-up, median of {opts.runs} fresh processes, the rows taking turns (wall time; the machine's "
+          "load is in every row, so read the ratios to the references)")
     print(f"load average (1 min) before {before[0]:.2f}, after {after[0]:.2f} on {os.cpu_count()} cores"
           + ("" if max(before[0], after[0]) < 1.5 else " — a loaded machine: the absolute times are inflated"))
     print()
     print("| what | median | × `python -c pass` | × bare App's first frame | target | pass/miss |")
     print("|---|---|---|---|---|---|")
-    for what, ms, target in rows + peers:
+    for what, ms, target in rows:
         print(f"| {what} | {ms:.0f} ms | {ms / interpreter:.1f}× | {ms / bare:.2f}× | {target} | "
               f"{verdict(ms, target)} |")
     if not peers:
-        print("\n(llm, elia, oterm: not installed under .venv-peers/, not measured)")
+        print("\n(llm, elia, oterm: not installed under .venv-peers/ (`make peers-startup`), not measured)")
     return 0
 
 
