@@ -125,10 +125,12 @@ class SSEDecoder:
         size = len(data)
         if end == size:
             return self._feed_text(data.decode("utf-8", "replace"))
-        # the lines, then what is left of an unfinished one (a slice of a small chunk is
-        # cheaper than a memoryview; a big one is not copied to be decoded)
-        head = data[:end] if size < _SMALL else memoryview(data)[:end]
-        events = self._feed_text(str(head, "utf-8", "replace"))
+        # the lines, then what is left of an unfinished one (a slice of a small chunk and its
+        # ``decode`` are cheaper than a memoryview and ``str()``; a big one is not copied to be decoded)
+        if size < _SMALL:
+            events = self._feed_text(data[:end].decode("utf-8", "replace"))
+        else:
+            events = self._feed_text(str(memoryview(data)[:end], "utf-8", "replace"))
         if self.overflow is None:
             size -= end  # ``_keep``, inlined: nearly every chunk that ends a line starts the next
             if limit is not None and size > limit:
