@@ -205,7 +205,7 @@ def main() -> int:
             # rounds of turns (``interleaved``): the fast contenders run several times a round, the SDK
             # helpers once (at 1 MB in 4-byte fragments the openai one takes a minute a run: one round)
             rounds = opts.repeat * 7 if size <= 1_000 else opts.repeat if size < 1_000_000 else 1
-            fast = 3 if size <= 1_000 else 2
+            fast = 3 if size <= 1_000 or size >= 1_000_000 else 2
             sdk_ok = size < 1_000_000 or not opts.no_sdk_1mb
             contenders = {"callstream": (run_callstream, chat, fast), "floor": (floor_openai, chat, fast)}
             claude_side = {"callstream (anthropic)": (run_callstream, claude, fast),
