@@ -54,6 +54,7 @@ from typing import Any
 from .mcp.config import MCPConfigError, MCPServerConfig, parse_display, parse_servers
 from .pacing import check_demo_speed
 from .paths import config_path
+from .stream import jsonwrite
 from .stream.limits import DEFAULT_LIMITS, Limits, TooDeep, check_depth, loads
 
 __all__ = ["Config", "ConfigError", "url_has_password", "ProviderProfile", "CommandToolConfig", "load_config",
@@ -305,6 +306,12 @@ def _provider(name: str, table: Any, where: str, warnings: list[str] | None = No
     options = table.get("options", {})
     if not isinstance(options, dict):
         raise ConfigError(f"{where}.options must be a table of request fields")
+    for name, value in options.items():
+        try:  # the writer that will send them (TOML has nan, inf and dates; JSON has none)
+            jsonwrite.encode(value)
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"{where}.options.{name} cannot be sent as JSON ({exc}): use a finite number, "
+                              "a string, true/false, or an array or table of those") from None
     profile.options = dict(options)
     if "usage" in table:
         if not isinstance(table["usage"], bool):

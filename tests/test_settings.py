@@ -191,3 +191,15 @@ def test_a_cap_that_is_not_a_whole_number_in_range_is_a_config_error(home: Path,
     key = line.split(" = ")[0]
     with pytest.raises(ConfigError, match=f"{key} must be a whole number from 1 to"):
         load_config()
+
+
+@pytest.mark.parametrize("value, shown", [("nan", "nan"), ("inf", "inf"), ("1979-05-27T07:32:00Z", "datetime"),
+                                          ("[1.0, -inf]", "-inf")])
+def test_a_request_option_json_cannot_carry_is_a_config_error(home: Path, value: str, shown: str) -> None:
+    """TOML has nan, inf and dates; JSON has none: such an option is refused
+    when the config is read, one line naming it, not a traceback at send."""
+    (home / "config.toml").write_text(f'[providers.p]\nprovider = "demo"\noptions = {{ temperature = {value} }}\n')
+    with pytest.raises(ConfigError, match=f"providers.p.options.temperature cannot be sent as JSON .*{shown}"):
+        load_config()
+    code, out, err = ask("hello", "--provider", "p")
+    assert code == 2 and "options.temperature cannot be sent as JSON" in err and "Traceback" not in err
