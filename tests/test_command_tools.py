@@ -30,12 +30,13 @@ def _alive(pid: int) -> bool:
 
 
 def _spawner(tmp_path: Path, then: str) -> tuple[Path, list[str]]:
-    """A command that starts a long-lived child (its pid in a file), then ``then``
-    (the scenario's own ``time.sleep(60)``: a tool still running when it is killed)."""
+    """A command that starts a long-lived child (its pid in a file; ``sleep 60``,
+    so one a failed test leaves behind still ends), then ``then``
+    (``signal.pause()``: a tool still running when it is killed)."""
     pidfile = tmp_path / "child.pid"
     script = tmp_path / "spawn.py"
     script.write_text(
-        "import pathlib, subprocess, sys, time\n"
+        "import pathlib, signal, subprocess, sys\n"
         "child = subprocess.Popen(['sleep', '60'])\n"
         f"pathlib.Path({str(pidfile)!r}).write_text(str(child.pid))\n" + then)
     return pidfile, [sys.executable, str(script)]
@@ -51,7 +52,7 @@ def _child(pidfile: Path) -> int:
 
 
 def test_a_timeout_ends_the_whole_process_group(tmp_path: Path) -> None:
-    pidfile, command = _spawner(tmp_path, "time.sleep(60)\n")
+    pidfile, command = _spawner(tmp_path, "signal.pause()\n")
     tool = command_tool(CommandToolConfig("slow", command, timeout=1.5))
     with pytest.raises(ToolError, match="timed out after 1.5 s"):
         asyncio.run(tool.run({}, ToolContext("k")))
@@ -60,7 +61,7 @@ def test_a_timeout_ends_the_whole_process_group(tmp_path: Path) -> None:
 
 
 def test_a_cancel_ends_the_whole_process_group(tmp_path: Path) -> None:
-    pidfile, command = _spawner(tmp_path, "time.sleep(60)\n")
+    pidfile, command = _spawner(tmp_path, "signal.pause()\n")
     tool = command_tool(CommandToolConfig("slow", command, timeout=60))
 
     async def go() -> int:
@@ -76,7 +77,7 @@ def test_a_cancel_ends_the_whole_process_group(tmp_path: Path) -> None:
 
 
 def test_a_background_child_holding_stdout_does_not_make_a_finished_tool_time_out(tmp_path: Path) -> None:
-    # the child inherits stdout and keeps it open for a minute; the command itself prints and exits 0
+    # the child inherits stdout and keeps it open; the command itself prints and exits 0
     pidfile, command = _spawner(tmp_path, "print('ok', flush=True)\n")
     tool = command_tool(CommandToolConfig("quick", command, timeout=20))
     try:

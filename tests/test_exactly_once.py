@@ -74,7 +74,7 @@ class ExactlyOnce(RuleBasedStateMachine):
             self.runs[ctx.idempotency_key] = self.runs.get(ctx.idempotency_key, 0) + 1
             self.ran_args.append((self._turn_of_request, json.dumps(arguments, sort_keys=True)))
             self.sent_runs.append(json.dumps(arguments, sort_keys=True))
-            await asyncio.sleep(0)
+            await asyncio.sleep(0)  # a yield, not a wait: concurrent calls interleave here, as real I/O would
             if arguments.get("boom"):
                 raise ToolError("the downstream service failed")
             return f"effect {arguments['n']}"

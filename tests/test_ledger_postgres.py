@@ -152,12 +152,24 @@ def test_the_lease_is_renewed_while_the_tool_runs(pg_ledger_url: str) -> None:
         return "done"
 
     def racer() -> None:
-        started.wait(20)
-        end = time.monotonic() + 5.0  # two and a half leases
-        while time.monotonic() < end:
-            seen.append(other.claim(_key(), "conv", 0, "effect", {"n": 1}, 1, wait=0).state)
-            time.sleep(0.05)  # a sample every 50 ms, not a busy loop
-        release.set()
+        # samples the claim until, by the database's clock, the holder's first lease has run out
+        # twice over: without renewals it would have read "unknown" by then
+        try:
+            started.wait(20)
+            with psycopg.connect(pg_ledger_url, autocommit=True) as conn:
+                (first,) = conn.execute("SELECT lease_until FROM callstream_ledger WHERE key = %s",
+                                        (_key(),)).fetchone()
+
+                def sampled_past_two_leases() -> bool:
+                    seen.append(other.claim(_key(), "conv", 0, "effect", {"n": 1}, 1, wait=0).state)
+                    (past,) = conn.execute("SELECT now() > %s + make_interval(secs => %s)",
+                                           (first, ledger.lease)).fetchone()
+                    return bool(past)
+
+                wait_until_sync(sampled_past_two_leases, "the holder's first lease to run out twice over",
+                                seen=lambda: seen[-5:])
+        finally:
+            release.set()
 
     from app.ledger import conversation_scope, idempotency_key
 

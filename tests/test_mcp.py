@@ -32,7 +32,7 @@ from tests import streamgen
 from tests.conftest import ROOT
 from tests.faultserver import FaultServer, Reply
 from tests.mcp_fixture import make_server
-from tests.waiting import wait_until_sync
+from tests.waiting import wait_until, wait_until_sync
 
 FIXTURE = [sys.executable, "-m", "tests.mcp_fixture"]
 
@@ -405,8 +405,13 @@ def test_asyncio_is_not_left_with_tasks(tmp_path: Path) -> None:
     async def go() -> int:
         registry = await registry_with({"fx": {"command": "unused"}}, tmp_path, {"fx": make_server()})
         await registry.aclose()
-        await asyncio.sleep(0)
-        return len([t for t in asyncio.all_tasks() if t is not asyncio.current_task()])
+
+        def others() -> list[asyncio.Task[Any]]:
+            return [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+
+        # a task the close cancelled ends when it next runs: wait for that state, not a loop turn
+        await wait_until(lambda: not others(), "every task the registry started to end", seen=others)
+        return len(others())
 
     assert asyncio.run(go()) == 0
 

@@ -178,7 +178,7 @@ def _cancel_while_running(server: FaultServer, tmp_path: Path, read_only: bool) 
     async def slow(arguments: dict[str, Any], ctx: ToolContext) -> str:
         runs.append(1)
         started.set()
-        await asyncio.sleep(30)  # the scenario: a tool still running when the turn is cancelled
+        await asyncio.Event().wait()  # the scenario: a tool still running when the turn is cancelled
         return "never"
 
     registry = Registry([Tool("get_order", "", {"type": "object"}, slow, read_only=read_only)])

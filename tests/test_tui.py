@@ -325,8 +325,8 @@ async def test_ctrl_r_after_esc_while_a_tool_ran_continues_from_it_and_stores_wh
 
     started = tmp_path / "started"
     script = tmp_path / "slow.py"
-    # the tool runs for a minute (the scenario: Esc must find it running), saying first that it started
-    script.write_text(f"import pathlib, time\npathlib.Path({str(started)!r}).write_text('x')\ntime.sleep(60)\n")
+    # the tool runs until it is stopped (the scenario: Esc must find it running), saying first that it started
+    script.write_text(f"import pathlib, signal\npathlib.Path({str(started)!r}).write_text('x')\nsignal.pause()\n")
     tool = CommandToolConfig("file_note", [sys.executable, str(script)], read_only=False,
                              parameters={"type": "object", "properties": {"text": {"type": "string"}}},
                              display=[("text", "Note")])
