@@ -31,14 +31,20 @@ def _registry(log: list[str]) -> Registry:
     ])
 
 
+def _one_slot(tmp_path: Path, log: list[str], updates: list[CallUpdate]) -> Dispatcher:
+    """A dispatcher with one run slot, asking the user (interactively) where a tool says to."""
+    dispatcher = Dispatcher(_registry(log), SqliteLedger(tmp_path / "l.db"), "conv", 0, updates.append,
+                            max_concurrent=1)
+    dispatcher.approvals = Approvals(interactive=True)
+    return dispatcher
+
+
 def test_calls_awaiting_approval_hold_no_run_slot(tmp_path: Path) -> None:
     log: list[str] = []
     updates: list[CallUpdate] = []
 
     async def go() -> Dispatcher:
-        dispatcher = Dispatcher(_registry(log), SqliteLedger(tmp_path / "l.db"), "conv", 0, updates.append,
-                                max_concurrent=1)
-        dispatcher.approvals = Approvals(interactive=True)
+        dispatcher = _one_slot(tmp_path, log, updates)
         keys = [dispatcher.submit(i, "asks", {"n": i}) for i in range(3)]
         dispatcher.submit(3, "free", {})
         awaiting = lambda: {u.ref for u in updates if u.state == "awaiting approval"}  # noqa: E731
@@ -62,9 +68,7 @@ def test_a_cancel_while_awaiting_approval_leaves_it_not_run_and_unclaimed(tmp_pa
     updates: list[CallUpdate] = []
 
     async def go() -> None:
-        dispatcher = Dispatcher(_registry(log), SqliteLedger(tmp_path / "l.db"), "conv", 0, updates.append,
-                                max_concurrent=1)
-        dispatcher.approvals = Approvals(interactive=True)
+        dispatcher = _one_slot(tmp_path, log, updates)
         dispatcher.submit(0, "asks", {"n": 0})
         await wait_until(lambda: any(u.state == "awaiting approval" for u in updates), "the call to await approval")
         dispatcher.cancel()

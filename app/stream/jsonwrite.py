@@ -29,20 +29,26 @@ _float_repr = float.__repr__
 _INF = float("inf")
 
 
-def _key(key: object) -> str:
-    if isinstance(key, str):
-        return key
-    if key is True:
-        return "true"
-    if key is False:
-        return "false"
-    if key is None:
+def _scalar(value: object) -> str | None:
+    """The JSON text of null, a boolean or a number; None for anything else."""
+    if value is None:
         return "null"
-    if isinstance(key, int):
-        return int.__repr__(key)
-    if isinstance(key, float):
-        return _number(key)
-    raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        return _number(value)
+    return None
+
+
+def _key(key: object) -> str:
+    text = key if isinstance(key, str) else _scalar(key)
+    if text is None:
+        raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
+    return text
 
 
 def _number(value: float) -> str:
@@ -66,16 +72,6 @@ def pieces(value: Any) -> Iterator[str]:
     ``PIECE`` characters, apart from escapes)."""
     if isinstance(value, str):
         yield from _string(value)
-    elif value is None:
-        yield "null"
-    elif value is True:
-        yield "true"
-    elif value is False:
-        yield "false"
-    elif isinstance(value, int):
-        yield int.__repr__(value)
-    elif isinstance(value, float):
-        yield _number(value)
     elif isinstance(value, dict):
         if not value:
             yield "{}"
@@ -97,7 +93,10 @@ def pieces(value: Any) -> Iterator[str]:
             yield from pieces(item)
         yield "]"
     else:
-        raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+        text = _scalar(value)
+        if text is None:
+            raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+        yield text
 
 
 def chunks(value: Any) -> Iterator[bytes]:
