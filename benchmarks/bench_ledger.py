@@ -154,8 +154,8 @@ def main() -> int:
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     rounds = 4
     old_with_old_dbfile = _reference_ledger("ref_old", _git_show(REFERENCE, "app/dbfile.py"))
-    old_with_new_dbfile = _reference_ledger("ref_newdb", (ROOT / "app" / "dbfile.py").read_text()
-                                            .replace("from .stream.redact", "from app.stream.redact"))
+    old_with_new_dbfile = _reference_ledger("ref_newdb", (ROOT / "app" / "files" / "dbfile.py").read_text()
+                                            .replace("from ..stream.redact", "from app.stream.redact"))
     reference = f"sqlite, before the interface ({REFERENCE})"
 
     def sqlite_openers(where: Path) -> dict[str, Callable[[], Any]]:

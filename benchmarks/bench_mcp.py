@@ -24,7 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.mcp import open_hub, parse_servers  # noqa: E402
+from app.mcp import open_hub  # noqa: E402
+from app.settings.mcp import parse_servers  # noqa: E402
 from app.tools.base import ToolContext  # noqa: E402
 from app.tools.registry import Registry  # noqa: E402
 
@@ -47,8 +48,8 @@ async def listed(count: int) -> float:
 
 async def first_prompt(count: int) -> tuple[float, float]:
     """Time until the chat screen's input has focus; and until the servers listed their tools."""
-    from app.config import Config, ProviderProfile
-    from app.mcp import parse_servers as parse
+    from app.settings.config import Config, ProviderProfile
+    from app.settings.mcp import parse_servers as parse
     from app.tui.app import make_app
     from widgets.prompt_input import PromptInput
 

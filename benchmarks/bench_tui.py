@@ -46,8 +46,8 @@ from textual.app import App, ComposeResult  # noqa: E402
 from textual.containers import VerticalScroll  # noqa: E402
 from textual.widgets import Markdown  # noqa: E402
 
-from app.chat.providers import Endpoint  # noqa: E402
-from app.config import Config  # noqa: E402
+from app.net.endpoint import Endpoint  # noqa: E402
+from app.settings.config import Config  # noqa: E402
 from app.stream import assemble  # noqa: E402
 from app.stream.preview import FormingPreview  # noqa: E402
 from app.tui.app import make_app  # noqa: E402

@@ -26,8 +26,8 @@ SAMPLES = {
 
 
 async def record(name: str, dialect: str, retries: int, messages: list[str]) -> Path:
-    from app.config import Config, ProviderProfile
-    from app.runtime import open_runtime
+    from app.runtime.wiring import open_runtime
+    from app.settings.config import Config, ProviderProfile
 
     profile = ProviderProfile(name="demo", provider="demo", demo_dialect=dialect, demo_speed=1.0, retries=retries)
     runtime = open_runtime(config=Config(providers={"demo": profile}, default="demo"))

@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 
 from app.chat.events import CallState
-from app.config import Config, ProviderProfile
-from app.runtime import open_runtime
+from app.runtime.wiring import open_runtime
+from app.settings.config import Config, ProviderProfile
 
 PROMPT = "Ada Lovelace says her order is late. Check her open and late orders and open a ticket."
 

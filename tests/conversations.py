@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from app.chat.providers import Endpoint
 from app.chat.session import ChatSession
-from app.config import Config, ProviderProfile
-from app.runtime import open_runtime
+from app.net.endpoint import Endpoint
+from app.runtime.wiring import open_runtime
+from app.settings.config import Config, ProviderProfile
 from app.tools.approvals import Approvals
 
 
@@ -38,7 +38,7 @@ def converse(messages: list[str], config: Config | None = None, endpoint: Endpoi
 
 def stored(conversation: str) -> Any:
     """The conversation as the data dir's store holds it now, read by a store of its own."""
-    from app.paths import data_dir
+    from app.files.paths import data_dir
     from app.store.transcripts import Store
 
     store = Store(data_dir() / "callstream.db")

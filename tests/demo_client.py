@@ -8,9 +8,9 @@ from typing import Any
 
 import httpx
 
-from app.conversation import Entry, ToolSpec
 from app.stream import StreamParser, Turn
 from app.stream.dialects import REQUEST_BUILDERS
+from app.stream.history import Entry, ToolSpec
 
 SUPPORT_TOOLS = [
     ToolSpec("search_orders", "Find orders by customer, status, dates or text.", {

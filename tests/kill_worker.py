@@ -10,8 +10,8 @@ import asyncio
 import sys
 
 from app.chat.events import BlockOpened, CallState, ChatEvent
-from app.config import Config, ProviderProfile
-from app.runtime import open_runtime
+from app.runtime.wiring import open_runtime
+from app.settings.config import Config, ProviderProfile
 from app.tools.approvals import Approvals
 
 

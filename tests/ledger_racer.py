@@ -14,9 +14,9 @@ import random
 import sys
 from typing import Any
 
-from app.config import Config
 from app.ledger import conversation_scope, open_ledger
 from app.ledger.postgres import migrate
+from app.settings.config import Config
 from app.tools.base import Tool, ToolContext
 from app.tools.dispatcher import CallUpdate, Dispatcher
 from app.tools.registry import Registry

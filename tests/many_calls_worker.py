@@ -16,11 +16,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from app.chat.providers import Endpoint
 from app.chat.session import ChatSession
-from app.config import CommandToolConfig
 from app.ledger import SqliteLedger
+from app.net.endpoint import Endpoint
 from app.net.stream import Timeouts
+from app.settings.config import CommandToolConfig
 from app.tools.command import command_tool
 from app.tools.dispatcher import Dispatcher
 from app.tools.registry import Registry

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 from textual.widgets._footer import FooterKey
 
-from app.config import Config, ProviderProfile, load_config
-from app.conversation import ToolResult
+from app.files.paths import data_dir
 from app.ledger import SqliteLedger
-from app.paths import data_dir
+from app.settings.config import Config, ProviderProfile, load_config
+from app.stream.history import ToolResult
 from app.tui.app import CallstreamApp, make_app
 from tests.conftest import ROOT
 from tests.snapshots import check_snapshot

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.audit import audit_recording, summarise
+from app.replay.audit import audit_recording, summarise
 from app.store.recording import RecordingWriter
 from tests import streamgen
 from tests.conftest import ROOT

@@ -149,8 +149,8 @@ def test_console_script_is_installed() -> None:
 
 
 def test_ledger_lists_entries(home: Path) -> None:
+    from app.files.paths import data_dir
     from app.ledger import SqliteLedger
-    from app.paths import data_dir
 
     ledger = SqliteLedger(data_dir() / "callstream.db")
     ledger.claim("k" * 64, "conv-x", 3, "create_ticket", {"a": 1}, 1)

@@ -10,9 +10,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from app.conversation import Assistant, CallRecord, Entry, ToolResult, User
 from app.demo.model import SCENARIOS
 from app.demo.server import DemoServer
+from app.stream.history import Assistant, CallRecord, Entry, ToolResult, User
 from tests.demo_client import SUPPORT_TOOLS, run_turn
 
 DIALECTS = ["openai-chat", "openai-responses", "anthropic", "gemini"]

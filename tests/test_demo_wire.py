@@ -14,10 +14,10 @@ from typing import Any
 import httpx
 import pytest
 
-from app.conversation import Entry, User
 from app.demo.server import DemoServer
-from app.runtime import open_runtime
+from app.runtime.wiring import open_runtime
 from app.stream.dialects.gemini import STREAM_ARGUMENTS
+from app.stream.history import Entry, User
 from tests.conversations import converse, demo_config
 from tests.demo_client import SUPPORT_TOOLS, request_body, run_turn, url_for
 
@@ -200,8 +200,8 @@ def test_scenario_tickets_state_no_date_or_words_nobody_gave(server: DemoServer,
 
 
 def test_no_order_lists_the_same_product_twice(home: object) -> None:
-    from app.paths import data_dir
-    from app.tools.store import SupportStore
+    from app.demo.orders import SupportStore
+    from app.files.paths import data_dir
 
     store = SupportStore(data_dir() / "support.db")
     for n in range(1001, 1061):

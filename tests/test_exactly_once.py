@@ -26,9 +26,9 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from app.chat.providers import Endpoint
 from app.chat.session import ChatSession
 from app.ledger import Ledger, SqliteLedger, idempotency_key
+from app.net.endpoint import Endpoint
 from app.stream import TERMINAL_STATES, ToolCallBlock
 from app.tools.base import Tool, ToolContext, ToolError
 from app.tools.registry import Registry
@@ -159,7 +159,7 @@ class ExactlyOnce(RuleBasedStateMachine):
     def _every_run_is_in_the_history(self, session: ChatSession, start: int) -> None:
         """What ran this send is in the history the model sees next (its call and
         its real result) and on screen as having run — whatever the retry wrote."""
-        from app.conversation import Assistant, ToolResult
+        from app.stream.history import Assistant, ToolResult
 
         new = session.history[start:]
         called = {c.id: json.dumps(c.arguments, sort_keys=True) for e in new if isinstance(e, Assistant)

@@ -599,7 +599,7 @@ async def test_the_tui_shows_an_errors_whole_text_under_its_note_live_and_reopen
                                                                                  server: FaultServer) -> None:
     from textual.widgets import Collapsible
 
-    from app.config import load_config
+    from app.settings.config import load_config
     from app.tui.app import make_app
     from widgets.error_details import ErrorDetails
     from widgets.prompt_input import PromptInput

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from app.config import ConfigError, load_config
 from app.ledger import SqliteLedger, conversation_scope, idempotency_key, open_ledger
+from app.settings.config import ConfigError, load_config
 
 
 def _config(tmp_path: Path, text: str) -> Path:
@@ -91,7 +91,7 @@ def test_the_sqlite_default_never_imports_psycopg(home: Path) -> None:
 
     code = ("import sys; sys.modules['psycopg'] = None\n"
             "from app.ledger import open_ledger, SqliteLedger\n"
-            "from app.config import load_config\n"
+            "from app.settings.config import load_config\n"
             "ledger = open_ledger(load_config())\n"
             "claim = ledger.claim('k', 'c', 0, 't', {}, 1)\n"
             "assert isinstance(ledger, SqliteLedger) and ledger.finish('k', 'ran', 'ok', False, fence=claim.fence)\n"
@@ -116,8 +116,8 @@ def test_a_team_session_claims_under_the_team_scope_and_replays_by_it(home: Path
     import asyncio
     import math
 
-    from app.paths import data_dir
-    from app.replay import Replayer
+    from app.files.paths import data_dir
+    from app.replay.player import Replayer
     from app.store.recording import read_recording
     from app.tools.registry import Registry
     from tests.conversations import converse, demo_config

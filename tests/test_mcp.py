@@ -19,13 +19,14 @@ from typing import Any
 
 import pytest
 
-from app.chat.providers import Endpoint
 from app.chat.session import ChatSession
 from app.ledger import SqliteLedger as Ledger
-from app.mcp import MCPConfigError, expand, from_mcp_json, open_hub, parse_servers, tool_name
+from app.mcp import open_hub, tool_name
 from app.mcp.names import MAX_NAME
 from app.mcp.results import map_result
+from app.net.endpoint import Endpoint
 from app.net.stream import Timeouts
+from app.settings.mcp import MCPConfigError, expand, from_mcp_json, parse_servers
 from app.stream.dialects.schemas import DIALECT_NAMES, problems
 from app.tools.registry import Registry
 from tests import streamgen
@@ -425,15 +426,15 @@ async def test_request_bodies_with_mcp_tools_match_the_sdk_types(tmp_path: Path)
     from openai.types.responses.response_create_params import ResponseCreateParamsStreaming
     from pydantic import TypeAdapter
 
-    from app.conversation import User
     from app.stream.dialects import REQUEST_BUILDERS
+    from app.stream.history import User
 
     real = {"type": "object", "$schema": "https://json-schema.org/draft/2020-12/schema", "additionalProperties": False,
             "$defs": {"Tz": {"type": "string", "description": "an IANA zone"}},
             "properties": {"timezone": {"$ref": "#/$defs/Tz"}, "note": {"type": ["string", "null"]}}}
     async with opened({"fx": {"command": "unused"}}, tmp_path, {"fx": make_server()}) as registry:
         specs = [t.spec for t in (registry.get("fx__lookup"), registry.get("fx__effect")) if t is not None]
-    from app.conversation import ToolSpec
+    from app.stream.history import ToolSpec
 
     specs.append(ToolSpec("time__convert", "convert a time", real))
     history = [User("what time is it?")]

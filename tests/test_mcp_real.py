@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 
-from app.chat.providers import Endpoint
 from app.chat.session import ChatSession
 from app.ledger import SqliteLedger as Ledger
-from app.mcp import open_hub, parse_servers
+from app.mcp import open_hub
+from app.net.endpoint import Endpoint
 from app.net.stream import Timeouts
+from app.settings.mcp import parse_servers
 from app.stream.dialects.schemas import DIALECT_NAMES, problems
 from app.tools.base import ToolContext
 from app.tools.registry import Registry

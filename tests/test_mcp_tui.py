@@ -7,7 +7,7 @@ from pathlib import Path
 
 from textual.widgets import Static
 
-from app.config import load_config
+from app.settings.config import load_config
 from app.tui.app import make_app
 from app.tui.mcp_screen import McpScreen
 from tests.test_mcp_cli import FIXTURE, write_config

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from app.paths import data_dir
+from app.files.paths import data_dir
 from app.store.housekeeping import prune_recordings
 from tests.conversations import converse, demo_config
 
@@ -92,7 +92,7 @@ def test_a_session_prunes_at_start_and_after_each_exchange(recordings: list[Path
     # a long session: what aged while it ran goes after its next exchange, never its own recording
     aged(recordings[2], 60)
     aged(current, 90)
-    from app.runtime import open_runtime
+    from app.runtime.wiring import open_runtime
     from app.tools.approvals import Approvals
 
     runtime = open_runtime(config=config)

@@ -71,7 +71,7 @@ def test_ask_against_a_real_llama_cpp_server(peer: str, home: Path) -> None:
         ' required = ["text"] }\n'
     )
     fragments: list[str] = []
-    import app.runtime as ask_module
+    import app.runtime.wiring as ask_module
 
     original = ask_module.ChatSession
 

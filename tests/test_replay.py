@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from app.chat.providers import Endpoint
-from app.config import CommandToolConfig, Config
-from app.paths import data_dir
-from app.replay import Replayer
+from app.files.paths import data_dir
+from app.net.endpoint import Endpoint
+from app.replay.player import Replayer
+from app.settings.config import CommandToolConfig, Config
 from app.store.recording import RecordingWriter, read_recording
 from app.store.transcripts import Store
 from app.stream import block_record
@@ -125,7 +125,7 @@ def test_a_recording_holds_no_key(home: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("MY_PROVIDER_KEY", key)
     (home / "config.toml").write_text('[providers.p]\nprovider = "openai-chat"\nmodel = "m"\n'
                                       'base_url = "http://127.0.0.1:1/v1"\nkey_env = "MY_PROVIDER_KEY"\n')
-    from app.config import load_config
+    from app.settings.config import load_config
 
     config = load_config()
     profile = config.profile("p")
@@ -252,7 +252,7 @@ def test_the_sample_recordings_replay(home: Path, name: str) -> None:
 def switched_conversation() -> tuple[str, Path, list[str]]:
     """A live conversation on the demo model through the real runtime: openai-chat, then /model anthropic,
     then /model gemini (``Runtime.switch``, what the TUI's /model calls), each with a round of tool calls."""
-    from app.runtime import open_runtime
+    from app.runtime.wiring import open_runtime
     from app.tools.approvals import Approvals
 
     runtime = open_runtime(config=demo("openai-chat"))
@@ -356,7 +356,7 @@ def test_a_speed_outside_its_range_is_refused_naming_the_range(home: Path, speed
 def test_the_ends_of_the_speed_range_are_accepted(home: Path, speed: str) -> None:
     path = ROOT / "transcripts" / "two-searches.ndjson"
     if speed != "instant":  # a real-time play of the sample at 0.25x takes long: the parse is what is tested
-        from app.pacing import parse_replay_speed
+        from app.rules.pacing import parse_replay_speed
 
         assert parse_replay_speed(speed) == float(speed)
         return

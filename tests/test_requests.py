@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter
 
-from app.conversation import Assistant, CallRecord, ToolResult, ToolSpec, User
 from app.stream.dialects import REQUEST_BUILDERS
+from app.stream.history import Assistant, CallRecord, ToolResult, ToolSpec, User
 
 TOOLS = [ToolSpec("search_orders", "Find orders.", {
     "$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",

@@ -9,9 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from app.chat.providers import Endpoint
-from app.config import Config
-from app.paths import data_dir
+from app.files.paths import data_dir
+from app.net.endpoint import Endpoint
+from app.settings.config import Config
 from app.store.search import fts_query
 from app.store.transcripts import Store
 from tests import streamgen

@@ -14,14 +14,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.chat.events import AttemptFailed, AttemptStarted, BlockOpened, ChatEvent, ExchangeDone
-from app.chat.providers import Endpoint
 from app.chat.session import ChatSession
-from app.config import CommandToolConfig, Config
-from app.conversation import Assistant, CallRecord, ToolResult, User
 from app.ledger import SqliteLedger
+from app.net.endpoint import Endpoint
 from app.net.stream import Timeouts
+from app.settings.config import CommandToolConfig, Config
 from app.store.transcripts import StoredTurn, history_of
 from app.stream import BlockAdded, BlockChanged, CallClosed, ToolCallBlock, Update
+from app.stream.history import Assistant, CallRecord, ToolResult, User
 from app.tools.base import Tool, ToolContext
 from app.tools.dispatcher import CANCELLED_UNKNOWN
 from app.tools.registry import Registry

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from app.cli.ask import run_ask
-from app.config import ConfigError, load_config
-from app.runtime import offered_tools, open_runtime
+from app.runtime.wiring import offered_tools, open_runtime
+from app.settings.config import ConfigError, load_config
 from tests import streamgen
 from tests.faultserver import FaultServer, Reply
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from app.config import CommandToolConfig, ConfigError, load_config
+from app.demo.orders import SupportStore
+from app.settings.config import CommandToolConfig, ConfigError, load_config
 from app.stream import ToolCallBlock, assemble
 from app.stream.strictjson import StrictJSONError, parse_arguments
 from app.tools.base import ToolContext, ToolError
@@ -18,7 +19,6 @@ from app.tools.builtin import builtin_tools
 from app.tools.command import command_tool
 from app.tools.finalise import NotRun, Rejected, Valid, finalise
 from app.tools.registry import Registry
-from app.tools.store import SupportStore
 from tests.conftest import fixture_params
 
 

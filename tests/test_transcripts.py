@@ -18,14 +18,14 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter
 
-from app.chat.providers import Endpoint
-from app.config import Config
-from app.conversation import Assistant, ToolResult
+from app.files.paths import data_dir
 from app.ledger import SqliteLedger
-from app.paths import data_dir
+from app.net.endpoint import Endpoint
+from app.settings.config import Config
 from app.store.transcripts import Store, export_document, history_of
 from app.stream import ToolCallBlock, block_record
 from app.stream.dialects import REQUEST_BUILDERS
+from app.stream.history import Assistant, ToolResult
 from app.tools.registry import Registry
 from tests import streamgen
 from tests.conftest import ROOT
@@ -332,8 +332,8 @@ def test_ctrl_r_on_a_reopened_turn_whose_call_ran_continues_from_it(home: Path) 
     would be written again by a sampling model); it continues from it."""
     import asyncio
 
-    from app.runtime import open_runtime
-    from app.tools.store import SupportStore
+    from app.demo.orders import SupportStore
+    from app.runtime.wiring import open_runtime
 
     first = converse(["/demo retry-after-dispatch"], demo_config("anthropic", retries=0))
     assert [b.state for b in first.turns[0].blocks if isinstance(b, ToolCallBlock)] == ["ran", "not run"]

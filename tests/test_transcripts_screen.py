@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from textual.widgets import Input, OptionList
 
-from app.paths import data_dir
+from app.files.paths import data_dir
 from app.store.transcripts import Store
 from app.tui.transcripts_screen import ConfirmDelete, RenameDialog, TranscriptsScreen
 from tests.conversations import converse

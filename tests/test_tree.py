@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from app.config import CommandToolConfig, Config, ProviderProfile
 from app.ledger import SqliteLedger, idempotency_key
-from app.runtime import Runtime, open_runtime
+from app.runtime.wiring import Runtime, open_runtime
+from app.settings.config import CommandToolConfig, Config, ProviderProfile
 from app.store.schema import SCHEMA_VERSION, SchemaError
 from app.store.transcripts import Store, StoredTurn, StoredUser, export_document, history_of
 from app.stream import ToolCallBlock, block_record

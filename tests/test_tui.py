@@ -14,8 +14,8 @@ import pytest
 from textual.widget import Widget
 from textual.widgets import Static
 
-from app.chat.providers import Endpoint
-from app.config import CommandToolConfig, Config, ProviderProfile
+from app.net.endpoint import Endpoint
+from app.settings.config import CommandToolConfig, Config, ProviderProfile
 from app.tui.app import CallstreamApp, make_app
 from tests import streamgen
 from tests.faultserver import FaultServer, Reply
@@ -449,7 +449,7 @@ async def test_a_turn_killed_while_a_call_formed_reopens_with_the_card_and_the_n
     import sqlite3
     import subprocess
 
-    from app.paths import data_dir
+    from app.files.paths import data_dir
     from tests.conftest import ROOT
 
     def customer_stored() -> bool:

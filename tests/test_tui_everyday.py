@@ -15,9 +15,9 @@ import pytest
 from pydantic import TypeAdapter
 from textual.widgets import OptionList, Static
 
-from app.chat.providers import Endpoint
-from app.config import CommandToolConfig, Config
-from app.conversation import User
+from app.net.endpoint import Endpoint
+from app.settings.config import CommandToolConfig, Config
+from app.stream.history import User
 from app.tui import slash
 from app.tui.app import CallstreamApp, make_app
 from tests import streamgen
@@ -65,7 +65,7 @@ async def send(app: CallstreamApp, pilot: Any, text: str) -> None:
 
 def recorded_requests(app: CallstreamApp) -> list[dict[str, Any]]:
     """The request bodies the session sent, from its recording (what went on the wire)."""
-    from app.paths import data_dir
+    from app.files.paths import data_dir
     from app.store.recording import read_recording, recording_path
 
     recording = read_recording(recording_path(data_dir() / "recordings", app.session.conversation))

@@ -66,7 +66,7 @@ async def test_a_tui_with_the_conversation_open_and_an_ask_on_it(demo_home: Path
     """The TUI has C open; an ask adds to C; the TUI's next message runs its
     own call (no false ledger match), says the conversation moved on, shows
     what the ask added, and overwrites none of it."""
-    from app.config import load_config
+    from app.settings.config import load_config
     from app.tui.app import make_app
     from widgets.note import NoteBlock
     from widgets.prompt_input import PromptInput

@@ -20,11 +20,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.chat.providers import Endpoint
 from app.cli.ask import run_ask
-from app.config import Config
 from app.demo.server import _tokens
-from app.runtime import open_runtime
+from app.net.endpoint import Endpoint
+from app.runtime.wiring import open_runtime
+from app.settings.config import Config
 from app.store import schema
 from app.store.transcripts import ImportError_, Store, StoredTurn, export_document, import_document, markdown_of
 from app.stream import assemble

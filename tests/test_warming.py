@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from app.chat.providers import Endpoint
 from app.chat.session import ChatSession
 from app.ledger import SqliteLedger
+from app.net.endpoint import Endpoint
 from app.tools.base import Tool, ToolContext
 from app.tools.registry import Registry
 from tests import streamgen

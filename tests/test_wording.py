@@ -14,12 +14,12 @@ import sys
 import httpx
 import pytest
 
-from app.chat.providers import Endpoint
-from app.config import Config, ProviderProfile
+from app.net.endpoint import Endpoint
 from app.net.stream import RequestFailed, Timeouts, stream_once
-from app.runtime import open_runtime
+from app.rules.words import calls_phrase, interrupted_note, plural
+from app.runtime.wiring import open_runtime
+from app.settings.config import Config, ProviderProfile
 from app.stream import StreamParser
-from app.words import calls_phrase, interrupted_note, plural
 from tests import streamgen
 from tests.conversations import converse, demo_config
 

@@ -24,9 +24,10 @@ from typing import Any
 
 import httpx
 
-from ..conversation import Assistant, CallRecord, Entry, ToolResult, User
 from ..ledger import Ledger, conversation_scope
+from ..net.endpoint import Endpoint
 from ..net.stream import CancelledWithTurn, Recorder, RequestFailed, Timeouts, stream_once
+from ..rules.words import interrupted_note, plural
 from ..stream import (
     PENDING_APPROVAL,
     Block,
@@ -40,13 +41,13 @@ from ..stream import (
     Update,
 )
 from ..stream.dialects import REQUEST_BUILDERS, USAGE_REQUESTS
+from ..stream.history import Assistant, CallRecord, Entry, ToolResult, User
 from ..stream.limits import DEFAULT_LIMITS, Limits
 from ..stream.preview import FormingPreview
 from ..stream.usage import Usage, total
 from ..tools.dispatcher import MAX_CALLS_PER_TURN, MAX_CONCURRENT_TOOLS, CallUpdate, Dispatcher, over_cap
 from ..tools.finalise import NotRun, Rejected, Valid, finalise
 from ..tools.registry import Registry
-from ..words import interrupted_note, plural
 from .events import (
     AttemptFailed,
     AttemptStarted,
@@ -59,7 +60,6 @@ from .events import (
     TurnDone,
     UserSent,
 )
-from .providers import Endpoint
 
 __all__ = ["ChatSession", "TurnRecord", "Resync", "interruption_note", "approval_note", "ANSWERED", "DISPATCHED",
            "dispatched"]

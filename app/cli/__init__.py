@@ -64,8 +64,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:
-        from ..dbfile import DataFileError
-        from ..ids import InvalidId
+        from ..files.dbfile import DataFileError
+        from ..rules.ids import InvalidId
         from ..store.transcripts import UnresolvedConversation
 
         if not isinstance(exc, DataFileError | InvalidId | UnresolvedConversation):

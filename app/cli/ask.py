@@ -80,8 +80,8 @@ def _is_terminal(stream: TextIO | None) -> bool:
 
 def cost_line(turns: list[Any], seconds: float) -> str:
     """One line: what the exchange cost (no numbers at all where the provider reported none)."""
+    from ..rules.words import plural
     from ..stream.usage import NOT_REPORTED, total, usage_words
-    from ..words import plural
 
     model = next((t.model for t in reversed(turns) if t.model), None)
     spent = usage_words(total(t.usage for t in turns)) or NOT_REPORTED
@@ -96,8 +96,8 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
     import asyncio
     import time
 
-    from ..config import ConfigError
-    from ..runtime import open_runtime
+    from ..runtime.wiring import open_runtime
+    from ..settings.config import ConfigError
     from ..tools.approvals import Approvals
     from .printer import Printer
 
@@ -167,7 +167,7 @@ def run_ask(prompt: str, provider: str | None = None, model: str | None = None, 
     if not prompt.strip():
         print("callstream: ask needs a prompt (an argument, or - to read it from stdin)", file=err)
         return 2
-    from ..config import ConfigError
+    from ..settings.config import ConfigError
 
     try:
         return asyncio.run(_ask(prompt, provider, model, base_url, conversation, as_json, no_tools, out, err,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..rules.words import plural
 from ..stream.inert import inert, inert_json
-from ..words import plural
 from .common import fail, recording_arg
 
 __all__ = ["register", "run"]
@@ -28,9 +28,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _audit(files: list[str], as_json: bool) -> int:
-    from ..audit import CLASSES, audit_files, summarise
-    from ..config import ConfigError, load_config
-    from ..paths import data_dir
+    from ..files.paths import data_dir
+    from ..replay.audit import CLASSES, audit_files, summarise
+    from ..settings.config import ConfigError, load_config
     from ..store.recording import RecordingError
     from ..tools.registry import Registry
 

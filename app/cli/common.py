@@ -30,7 +30,7 @@ def fail(message: str) -> int:
 
 def open_store(display: object = None) -> Store:
     """The transcript store in the data dir (``display``: the tools' allow-lists, for the search index)."""
-    from ..paths import data_dir
+    from ..files.paths import data_dir
     from ..store.transcripts import Store
 
     return Store(data_dir() / "callstream.db", display)  # type: ignore[arg-type]
@@ -41,8 +41,8 @@ def recording_arg(text: str) -> Path:
     (``read_recording`` says what is wrong with it), else a conversation —
     its id or a unique prefix, among the stored conversations and the
     recordings there are — whose recording it is."""
-    from ..ids import InvalidId, check_id
-    from ..paths import data_dir, recordings_dir
+    from ..files.paths import data_dir, recordings_dir
+    from ..rules.ids import InvalidId, check_id
     from ..store.housekeeping import RECORDING_SUFFIXES, recording_files
     from ..store.recording import RecordingError
     from ..store.transcripts import ConversationNotFound, resolve_among

@@ -34,8 +34,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _migrate() -> int:
-    from ..config import ConfigError, load_config
     from ..ledger import LedgerUnavailable, ledger_url
+    from ..settings.config import ConfigError, load_config
 
     try:
         url = ledger_url(load_config())
@@ -64,9 +64,9 @@ def _ledger(conversation: str | None, as_json: bool) -> int:
     import datetime
     import sqlite3
 
-    from ..config import ConfigError, load_config
-    from ..ids import check_id
     from ..ledger import LedgerUnavailable, conversation_scope, open_ledger
+    from ..rules.ids import check_id
+    from ..settings.config import ConfigError, load_config
 
     if conversation is not None:
         check_id(conversation)  # the alphabet first, before any file is opened
@@ -119,7 +119,7 @@ def _ledger(conversation: str | None, as_json: bool) -> int:
 
 def _resolve(conversation: str, named: list[str]) -> str:
     """The whole id ``conversation`` names (``Store.resolve``; without a store, among the ledger's alone)."""
-    from ..paths import data_dir
+    from ..files.paths import data_dir
     from ..store.transcripts import resolve_among
 
     if not (data_dir() / "callstream.db").exists():
@@ -136,7 +136,7 @@ def _branches() -> dict[tuple[str, int], str]:
     keeps keys, not trees); {} where there is no store to ask."""
     import sqlite3
 
-    from ..paths import data_dir
+    from ..files.paths import data_dir
 
     if not (data_dir() / "callstream.db").exists():
         return {}

@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from ..config import ConfigError
+    from ..settings.config import ConfigError
 
     try:
         if args.verb == "import":
@@ -45,9 +45,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _hub() -> Any:
-    from ..config import load_config
+    from ..files.paths import data_dir
     from ..mcp import open_hub
-    from ..paths import data_dir
+    from ..settings.config import load_config
 
     config = load_config()
     hub = open_hub(config.mcp, data_dir() / "mcp-logs")
@@ -113,10 +113,10 @@ def _doctor(hub: Any) -> int:
 def _import(file: str) -> int:
     from pathlib import Path
 
-    from ..config import load_config
-    from ..configfile import edit_config
-    from ..mcp import MCPConfigError, from_mcp_json
-    from ..paths import config_path
+    from ..files.paths import config_path
+    from ..settings.config import load_config
+    from ..settings.configfile import edit_config
+    from ..settings.mcp import MCPConfigError, from_mcp_json
 
     source = Path(file)
     try:

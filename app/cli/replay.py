@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..pacing import IDLE_LIMIT_RANGE, REPLAY_SPEED_RANGE, check_idle_limit, parse_replay_speed
+from ..rules.pacing import IDLE_LIMIT_RANGE, REPLAY_SPEED_RANGE, check_idle_limit, parse_replay_speed
 from ..stream.inert import inert_json
 from .common import fail, recording_arg
 
@@ -40,9 +40,9 @@ def replay_cmd(file: str, speed: str, idle_limit: float | None, headless: bool, 
             check_idle_limit(idle_limit)
     except ValueError as exc:
         return fail(str(exc))
-    from ..config import ConfigError, load_config
-    from ..paths import data_dir
-    from ..replay import Replayer
+    from ..files.paths import data_dir
+    from ..replay.player import Replayer
+    from ..settings.config import ConfigError, load_config
     from ..store.recording import RecordingError, read_recording
     from ..tools.registry import Registry
     from .printer import Printer

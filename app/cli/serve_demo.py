@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..pacing import DEMO_SPEED_RANGE, check_demo_speed
+from ..rules.pacing import DEMO_SPEED_RANGE, check_demo_speed
 from .common import fail
 
 __all__ = ["register", "run"]

@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from ..rules.titles import TITLE_LIMIT
+from ..rules.words import plural
 from ..stream.inert import inert, inert_json
-from ..titles import TITLE_LIMIT
-from ..words import plural
 from .common import fail, open_store
 
 __all__ = ["register", "run", "transcripts_cmd", "delete_cmd", "rename_cmd", "export_cmd", "import_cmd"]
@@ -96,7 +96,7 @@ def transcripts_cmd(as_json: bool) -> int:
 def delete_cmd(ids: list[str], yes: bool, stdin: TextIO | None = None) -> int:
     """Every id is resolved before anything is deleted: one that names no
     conversation, or several, deletes nothing."""
-    from ..paths import recordings_dir
+    from ..files.paths import recordings_dir
     from ..store.housekeeping import delete_conversation
 
     stdin = stdin or sys.stdin
@@ -141,8 +141,8 @@ def rename_cmd(conversation: str, title: str) -> int:
 
 
 def export_cmd(conversation: str, form: str) -> int:
-    from ..config import ConfigError, load_config
-    from ..paths import data_dir
+    from ..files.paths import data_dir
+    from ..settings.config import ConfigError, load_config
     from ..store.transcripts import export_document, markdown_of
     from ..tools.registry import Registry
 

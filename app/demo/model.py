@@ -18,9 +18,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ..conversation import Assistant, CallRecord, Entry, ToolResult, ToolSpec, User
+from ..rules.words import plural
+from ..stream.history import Assistant, CallRecord, Entry, ToolResult, ToolSpec, User
 from ..stream.limits import loads
-from ..words import plural
 from .plan import Call, Plan, Say, Stall, Think, call_id
 
 __all__ = ["SCENARIOS", "LABEL", "reply"]

@@ -18,7 +18,7 @@ from .protocol import Ledger, LedgerUnavailable
 from .sqlite import SqliteLedger
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from ..settings.config import Config
 
 __all__ = ["Ledger", "LedgerUnavailable", "SqliteLedger", "Claim", "canonical_digest", "canonical_json",
            "conversation_scope", "idempotency_key", "open_ledger", "ledger_url", "LEDGER_URL_ENV"]
@@ -36,7 +36,7 @@ def open_ledger(config: Config | None = None, path: Path | None = None) -> Ledge
     """The ledger the config (or CALLSTREAM_LEDGER_URL) chooses; the embedded
     sqlite one at ``path`` (default: the data dir's callstream.db) otherwise.
     A URL that is not PostgreSQL's is a ConfigError."""
-    from ..config import ConfigError
+    from ..settings.config import ConfigError
 
     url = ledger_url(config)
     if url:
@@ -49,7 +49,7 @@ def open_ledger(config: Config | None = None, path: Path | None = None) -> Ledge
         lease = config.ledger_lease if config is not None else 30.0
         return PostgresLedger(url, lease=lease)
     if path is None:
-        from ..paths import data_dir
+        from ..files.paths import data_dir
 
         path = data_dir() / "callstream.db"
     return SqliteLedger(path)

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..dbfile import DataFileError, connect
+from ..files.dbfile import DataFileError, connect
 from .claim import Claim
 from .keys import canonical_json
 from .protocol import ENTRY_FIELDS, LedgerUnavailable

@@ -11,22 +11,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from app.lazy import lazy_exports
+from ..stream.lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from .config import MCPConfigError, MCPServerConfig, expand, from_mcp_json, parse_servers
     from .names import tool_name
     from .servers import IDEMPOTENCY_META, MCPHub, ServerConnection, ServerStatus
     from .tools import mcp_tool, open_hub, server_tools
 
-#: Where each name lives, imported on first use: the config reads ``.config``
-#: at every start, and a start with no MCP server needs nothing else here.
+#: Where each name lives, imported on first use: a start with no MCP server
+#: needs nothing here.
 __getattr__ = lazy_exports(__name__, {
-    ".config": ("MCPConfigError", "MCPServerConfig", "expand", "from_mcp_json", "parse_servers"),
     ".names": ("tool_name",),
     ".servers": ("IDEMPOTENCY_META", "MCPHub", "ServerConnection", "ServerStatus"),
     ".tools": ("mcp_tool", "open_hub", "server_tools"),
 })
 
-__all__ = ["MCPConfigError", "MCPServerConfig", "expand", "from_mcp_json", "parse_servers", "tool_name",
+__all__ = ["tool_name",
            "IDEMPOTENCY_META", "MCPHub", "ServerConnection", "ServerStatus", "mcp_tool", "open_hub", "server_tools"]

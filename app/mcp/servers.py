@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from .config import MCPConfigError, MCPServerConfig, expand
+from ..settings.mcp import MCPConfigError, MCPServerConfig, expand
 from .logs import ServerLog
 
 __all__ = ["ServerConnection", "ServerStatus", "MCPHub", "TransportLost", "ListedTool", "MAX_TOOLS", "IDEMPOTENCY_META"]

@@ -15,8 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..settings.mcp import MCPServerConfig
 from ..tools.base import DisplayField, OutcomeUnknown, Tool, ToolContext, ToolError
-from .config import MCPServerConfig
 from .names import tool_name
 from .results import map_result
 from .servers import ListedTool, MCPHub, ServerConnection, TransportLost

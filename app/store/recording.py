@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..dbfile import DataFileError
-from ..ids import InvalidId, check_id
+from ..files.dbfile import DataFileError
+from ..rules.ids import InvalidId, check_id
 from ..stream import jsonwrite
 from ..stream.limits import loads
 from ..stream.redact import redact, redact_bytes, redact_pieces, straddles

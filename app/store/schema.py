@@ -36,7 +36,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-from ..dbfile import DataFileError
+from ..files.dbfile import DataFileError
 
 __all__ = ["SCHEMA_VERSION", "SchemaError", "migrate"]
 

@@ -43,9 +43,10 @@ from ..chat.events import (
     TurnDone,
     UserSent,
 )
-from ..conversation import Assistant, CallRecord, Entry, ToolResult, User
-from ..dbfile import connect, put_text
-from ..ids import InvalidId, check_id
+from ..files.dbfile import connect, put_text
+from ..rules.ids import InvalidId, check_id
+from ..rules.titles import clean_title
+from ..rules.words import interrupted_note
 from ..stream import (
     PENDING_APPROVAL,
     Block,
@@ -56,11 +57,10 @@ from ..stream import (
     block_from_record,
     block_record,
 )
+from ..stream.history import Assistant, CallRecord, Entry, ToolResult, User
 from ..stream.limits import TooDeep, check_depth, full_text, loads, one_line
 from ..stream.redact import safe_cut
 from ..stream.usage import Usage, total, usage_words
-from ..titles import clean_title
-from ..words import interrupted_note
 from . import search
 from .schema import migrate
 from .search import Display

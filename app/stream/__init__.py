@@ -6,7 +6,7 @@ test enforces it. Everything else in callstream is built and tested on top.
 
 from __future__ import annotations
 
-from app.lazy import lazy_exports
+from app.stream.lazy import lazy_exports
 
 #: ``typing`` is not imported for this (mypy reads any name ``TYPE_CHECKING``
 #: as the real one): ``callstream --help`` reaches this package and needs

@@ -66,7 +66,7 @@ class Approvals:
 
     @classmethod
     def from_config(cls, config: Any, interactive: bool = True, approve: str | None = None) -> Approvals:
-        from ..paths import config_path
+        from ..files.paths import config_path
 
         words = [w.strip() for w in (approve or "").split(",") if w.strip()]
         # the config's own allow list, shared by every session of the process: "always" adds to it
@@ -107,7 +107,7 @@ class Approvals:
 
 def _write_always(path: Path, name: str, conversation: str) -> None:
     """Append ``name`` to ``[approval].allow`` with a comment saying where it came from."""
-    from ..configfile import edit_config
+    from ..settings.configfile import edit_config
 
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
 

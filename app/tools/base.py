@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..conversation import ToolSpec
+from ..stream.history import ToolSpec
 
 __all__ = ["Tool", "ToolContext", "ToolError", "OutcomeUnknown", "DisplayField"]
 

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..demo.orders import SupportStore
 from .base import DisplayField, Tool, ToolContext, ToolError
-from .store import SupportStore
 
 __all__ = ["builtin_tools", "STATUSES"]
 

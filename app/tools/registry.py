@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..config import Config
-from ..conversation import ToolSpec
+from ..settings.config import Config
+from ..stream.history import ToolSpec
 from .base import Tool
 from .builtin import builtin_tools
 from .command import command_tool

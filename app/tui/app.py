@@ -26,10 +26,10 @@ from .state import TuiState
 from .warmup import warm_up
 
 if TYPE_CHECKING:
-    from ..chat.providers import Endpoint
     from ..chat.session import ChatSession
-    from ..config import Config
-    from ..runtime import Runtime
+    from ..net.endpoint import Endpoint
+    from ..runtime.wiring import Runtime
+    from ..settings.config import Config
 
 __all__ = ["CallstreamApp", "Deferred", "make_app", "make_deferred_app", "DEMO_WELCOME"]
 
@@ -121,8 +121,8 @@ class CallstreamApp(App[None]):
 
     def _open_deferred(self, screen: ChatScreen) -> None:
         """After the first frame: the provider, the tools and the data files."""
-        from ..config import ConfigError
-        from ..dbfile import DataFileError
+        from ..files.dbfile import DataFileError
+        from ..settings.config import ConfigError
 
         assert self._deferred is not None
         try:
@@ -174,7 +174,7 @@ class CallstreamApp(App[None]):
         self.push_screen(McpScreen(self.runtime.registry.mcp))
 
     def action_open_transcripts(self) -> None:
-        from ..paths import recordings_dir
+        from ..files.paths import recordings_dir
         from ..store.housekeeping import delete_conversation
         from .transcripts_screen import TranscriptsScreen
 
@@ -247,7 +247,7 @@ def make_app(provider: str | None = None, model: str | None = None, base_url: st
 def _open(provider: str | None, model: str | None, base_url: str | None, config: Config | None,
           endpoint: Endpoint | None, conversation: str | None, system: str | None, role: str | None,
           at: int | None) -> tuple[Runtime, ChatSession]:
-    from ..runtime import open_runtime
+    from ..runtime.wiring import open_runtime
 
     runtime = open_runtime(provider, model, base_url, config, endpoint, system=system, role=role)
     try:
@@ -263,7 +263,7 @@ def make_deferred_app(provider: str | None = None, model: str | None = None, bas
     opens after it (a ConfigError from there ends the app with
     ``start_error`` set). A bad config or an unknown profile still raises
     ConfigError here, before any screen."""
-    from ..config import load_config
+    from ..settings.config import load_config
 
     config = load_config()
     chosen = config.role(role) if role else None
@@ -272,7 +272,7 @@ def make_deferred_app(provider: str | None = None, model: str | None = None, bas
     welcome = DEMO_WELCOME if profile.provider == "demo" else None
     endpoint = None
     if profile.provider != "demo":  # no I/O, and a missing key is said before any screen
-        from ..chat.providers import open_endpoint
+        from ..runtime.endpoint import open_endpoint
 
         endpoint = open_endpoint(profile)
     deferred = Deferred(config, profile.label,

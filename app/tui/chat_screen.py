@@ -58,7 +58,7 @@ __all__ = ["ChatScreen"]
 #: What the status line says once an exchange ended.
 def _describe(exc: BaseException) -> str:
     """A data file's failure says itself; anything else is named by its type."""
-    from ..dbfile import DataFileError
+    from ..files.dbfile import DataFileError
 
     if isinstance(exc, DataFileError):
         return str(exc)

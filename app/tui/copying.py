@@ -24,8 +24,8 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from ..conversation import Assistant
 from ..stream import ToolCallBlock
+from ..stream.history import Assistant
 from ..stream.inert import inert
 from ..stream.preview import result_line, visible_fields
 

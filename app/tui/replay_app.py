@@ -10,7 +10,7 @@ from textual.binding import Binding
 from textual.content import Content
 from textual.widgets import Static
 
-from ..replay import Replayer
+from ..replay.player import Replayer
 from ..store.recording import Recording
 from ..tools.registry import Registry
 from .chat_screen import ChatScreen

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..paths import data_dir
+from ..files.paths import data_dir
 
 __all__ = ["TuiState", "HISTORY_LIMIT"]
 

@@ -25,9 +25,9 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from ..rules.titles import clean_title
+from ..rules.words import plural
 from ..stream.inert import inert
-from ..titles import clean_title
-from ..words import plural
 
 __all__ = ["TranscriptsScreen", "ConfirmDelete", "RenameDialog"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...conversation import Assistant, CallRecord, Entry, ToolResult, ToolSpec, User
+from ...stream.history import Assistant, CallRecord, Entry, ToolResult, ToolSpec, User
 from .base import Encoder, Request, RequestError, sse
 
 __all__ = ["MessagesEncoder", "parse_request"]

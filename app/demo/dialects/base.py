@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...conversation import Entry, ToolSpec
+from ...stream.history import Entry, ToolSpec
 
 __all__ = ["Encoder", "Request", "RequestError", "sse", "NEUTRAL_FINISH", "looks_failed"]
 

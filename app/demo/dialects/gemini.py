@@ -19,7 +19,7 @@ import json
 import re
 from typing import Any
 
-from ...conversation import Assistant, CallRecord, Entry, ToolResult, ToolSpec, User
+from ...stream.history import Assistant, CallRecord, Entry, ToolResult, ToolSpec, User
 from ...stream.jsonscan import JSONScanner, Path
 from ...stream.limits import loads
 from .base import Encoder, Request, RequestError, sse

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...conversation import Assistant, CallRecord, Entry, ToolResult, ToolSpec, User
+from ...stream.history import Assistant, CallRecord, Entry, ToolResult, ToolSpec, User
 from ...stream.limits import loads
 from .base import Encoder, Request, RequestError, looks_failed, sse
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...conversation import Assistant, CallRecord, Entry, ToolResult, ToolSpec, User
+from ...stream.history import Assistant, CallRecord, Entry, ToolResult, ToolSpec, User
 from ...stream.limits import loads
 from .base import Encoder, Request, RequestError, looks_failed, sse
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...conversation import Assistant, Entry, ToolResult, ToolSpec, User
 from ..events import (
     ArgsDelta,
     CallEnded,
@@ -26,6 +25,7 @@ from ..events import (
     TurnEnded,
     UsageReported,
 )
+from ..history import Assistant, Entry, ToolResult, ToolSpec, User
 from ..sse import SSEEvent
 from ..usage import Usage, count
 from .base import ModelOnce, error_message, field, load_payload

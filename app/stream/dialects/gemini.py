@@ -15,7 +15,6 @@ import json
 import re
 from typing import Any
 
-from ...conversation import Assistant, Entry, ToolResult, ToolSpec, User
 from ..events import (
     ArgsDelta,
     CallEnded,
@@ -27,6 +26,7 @@ from ..events import (
     TurnEnded,
     UsageReported,
 )
+from ..history import Assistant, Entry, ToolResult, ToolSpec, User
 from ..sse import SSEEvent
 from ..usage import Usage, count
 from .base import ModelOnce, error_message, field, load_payload

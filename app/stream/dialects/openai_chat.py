@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...conversation import Assistant, Entry, ToolResult, ToolSpec, User
 from ..events import ArgsDelta, CallStarted, Event, ReasoningDelta, TextDelta, TurnEnded, UsageReported
+from ..history import Assistant, Entry, ToolResult, ToolSpec, User
 from ..sse import SSEEvent
 from ..usage import Usage, count
 from .base import ModelOnce, error_message, field, load_payload

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...conversation import Assistant
+from ..history import Assistant
 from ..limits import loads
 
 __all__ = ["assistant_text", "result_value"]

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .stream.redact import redact
+from ..stream.redact import redact
 
 __all__ = ["connect", "DataFileError", "explain", "put_text"]
 

@@ -27,23 +27,23 @@ from typing import Any
 
 import httpx
 
-from .chat.events import ExchangeDone
-from .chat.providers import Endpoint
-from .chat.session import ChatSession
-from .conversation import ToolSpec
-from .demo.dialects import PARSERS
-from .pacing import REPLAY_SPEEDS
-from .store.recording import Recording
-from .stream import assemble
-from .stream.dialects import DIALECTS, detect
-from .stream.sse import SSEDecoder
-from .tools.base import Tool, ToolContext
-from .tools.dispatcher import CallUpdate, Dispatcher
-from .tools.registry import Registry
+from ..chat.events import ExchangeDone
+from ..chat.session import ChatSession
+from ..demo.dialects import PARSERS
+from ..net.endpoint import Endpoint
+from ..rules.pacing import REPLAY_SPEEDS
+from ..store.recording import Recording
+from ..stream import assemble
+from ..stream.dialects import DIALECTS, detect
+from ..stream.history import ToolSpec
+from ..stream.sse import SSEDecoder
+from ..tools.base import Tool, ToolContext
+from ..tools.dispatcher import CallUpdate, Dispatcher
+from ..tools.registry import Registry
 
 __all__ = ["ReplayClock", "Replayer", "SPEEDS"]
 
-#: The speed steps + and - move through; ``math.inf`` is "instant" (``app/pacing.py``: the one range).
+#: The speed steps + and - move through; ``math.inf`` is "instant" (``app/rules/pacing.py``: the one range).
 SPEEDS = REPLAY_SPEEDS
 
 

@@ -8,17 +8,16 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .chat.events import ExchangeDone
-from .chat.providers import Endpoint, open_endpoint, register_configured_keys
-from .chat.session import ChatSession
-from .config import BUILTIN_TOOL_NAMES, DIALECT_NAMES, Config, ConfigError, ProviderProfile, load_config
-from .ids import InvalidId, check_id
-from .ledger import Ledger, conversation_scope, open_ledger
-from .net.stream import Timeouts
-from .paths import data_dir, recordings_dir
-from .store.housekeeping import prune_recordings
-from .store.recording import RecordingWriter, recording_path
-from .store.transcripts import (
+from ..chat.events import ExchangeDone
+from ..chat.session import ChatSession
+from ..files.paths import data_dir, recordings_dir
+from ..ledger import Ledger, conversation_scope, open_ledger
+from ..net.stream import Timeouts
+from ..rules.ids import InvalidId, check_id
+from ..settings.config import BUILTIN_TOOL_NAMES, DIALECT_NAMES, Config, ConfigError, ProviderProfile, load_config
+from ..store.housekeeping import prune_recordings
+from ..store.recording import RecordingWriter, recording_path
+from ..store.transcripts import (
     Conversation,
     Store,
     StoredEntry,
@@ -29,8 +28,9 @@ from .store.transcripts import (
     history_of,
     retry_point,
 )
-from .tools.approvals import Approvals
-from .tools.registry import Registry
+from ..tools.approvals import Approvals
+from ..tools.registry import Registry
+from .endpoint import Endpoint, open_endpoint, register_configured_keys
 
 __all__ = ["Runtime", "open_runtime", "offered_tools"]
 

@@ -7,18 +7,14 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from ..config import DIALECT_NAMES, Config, ConfigError, ProviderProfile
+from ..net.endpoint import Endpoint
+from ..settings.config import DIALECT_NAMES, Config, ConfigError, ProviderProfile
 from ..stream.dialects import AUTH_HEADERS
 from ..stream.redact import register_secret
 
-if TYPE_CHECKING:
-    from ..demo.server import DemoServer
-
-__all__ = ["Endpoint", "open_endpoint", "register_configured_keys", "is_loopback"]
+__all__ = ["open_endpoint", "register_configured_keys", "is_loopback"]
 
 
 def register_configured_keys(config: Config) -> None:
@@ -42,24 +38,6 @@ def is_loopback(url: str) -> bool:
         return False
 
 
-@dataclass(slots=True)
-class Endpoint:
-    dialect: str
-    base_url: str
-    model: str
-    label: str
-    headers: dict[str, str] = field(default_factory=dict, repr=False)  # never printed: holds the key
-    server: DemoServer | None = None
-
-    def url(self, path: str) -> str:
-        return self.base_url.rstrip("/") + path
-
-    def close(self) -> None:
-        if self.server is not None:
-            self.server.stop()
-            self.server = None
-
-
 def open_endpoint(profile: ProviderProfile) -> Endpoint:
     dialect = profile.dialect
     if profile.provider == "demo":
@@ -67,7 +45,7 @@ def open_endpoint(profile: ProviderProfile) -> Endpoint:
 
         server = DemoServer(speed=profile.demo_speed).start()
         base = server.base_url + ("/v1" if dialect.startswith("openai") else "")
-        return Endpoint(dialect, base, profile.model, profile.label, AUTH_HEADERS[dialect]("demo"), server)
+        return Endpoint(dialect, base, profile.model, profile.label, AUTH_HEADERS[dialect]("demo"), server.stop)
     base_url = profile.default_base_url()
     if not base_url:
         raise ConfigError(f"profile {profile.name!r} needs a base_url")

@@ -16,7 +16,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-from ..dbfile import connect
+from ..files.dbfile import connect
 
 __all__ = ["SupportStore"]
 

@@ -51,11 +51,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .mcp.config import MCPConfigError, MCPServerConfig, parse_display, parse_servers
-from .pacing import check_demo_speed
-from .paths import config_path
-from .stream import jsonwrite
-from .stream.limits import DEFAULT_LIMITS, Limits, TooDeep, check_depth, loads
+from ..files.paths import config_path
+from ..rules.pacing import check_demo_speed
+from ..stream import jsonwrite
+from ..stream.limits import DEFAULT_LIMITS, Limits, TooDeep, check_depth, loads
+from .mcp import MCPConfigError, MCPServerConfig, parse_display, parse_servers
 
 __all__ = ["Config", "ConfigError", "url_has_password", "ProviderProfile", "CommandToolConfig", "load_config",
            "DIALECT_NAMES", "KNOWN_KEYS"]
@@ -196,7 +196,7 @@ class Config:
     ledger_lease: float = 30.0
     #: ``[limits]``: byte limits on what a provider or a tool may send (app/stream/limits.py).
     limits: Limits = DEFAULT_LIMITS
-    #: ``[mcp.NAME]`` tool servers (app/mcp/config.py).
+    #: ``[mcp.NAME]`` tool servers (app/settings/mcp.py).
     mcp: dict[str, MCPServerConfig] = field(default_factory=dict)
     #: ``[approval] allow / deny``: tool-name patterns (app/tools/approvals.py); deny beats allow.
     allow: list[str] = field(default_factory=list)
@@ -333,7 +333,7 @@ def _provider(name: str, table: Any, where: str, warnings: list[str] | None = No
             raise ConfigError(str(exc)) from None
         if profile.demo_dialect == "gemini":
             # the demo streams Gemini calls as partialArgs only when asked, as Vertex does: ask
-            from .stream.dialects.gemini import STREAM_ARGUMENTS
+            from ..stream.dialects.gemini import STREAM_ARGUMENTS
 
             for name, value in STREAM_ARGUMENTS.items():
                 profile.options.setdefault(name, value)
@@ -439,7 +439,7 @@ def url_has_password(url: str) -> bool:
     except ValueError:
         return False
 def _approval_mode(value: Any, where: str) -> str | None:
-    from .mcp.config import APPROVAL_MODES
+    from .mcp import APPROVAL_MODES
 
     if value is not None and value not in APPROVAL_MODES:
         raise ConfigError(f"{where} must be one of {', '.join(APPROVAL_MODES)}")

@@ -33,12 +33,12 @@ from typing import Any
 
 import partial_json_parser
 
-from .demo.dialects import PARSERS
-from .store.recording import Recording, read_recording
-from .stream import BlockChanged, CallClosed, StreamParser, ToolCallBlock
-from .stream.jsonscan import JSONScanner
-from .stream.limits import loads
-from .stream.preview import format_value
+from ..demo.dialects import PARSERS
+from ..store.recording import Recording, read_recording
+from ..stream import BlockChanged, CallClosed, StreamParser, ToolCallBlock
+from ..stream.jsonscan import JSONScanner
+from ..stream.limits import loads
+from ..stream.preview import format_value
 
 __all__ = ["CLASSES", "CallAudit", "audit_recording", "audit_files", "summarise"]
 
