@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from app import paths
+from app.files import paths
 
 
 def test_overrides_are_used(home: Path) -> None:

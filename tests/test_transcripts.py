@@ -232,7 +232,7 @@ def _big_call_conversation(size: int) -> tuple[str, str]:
 
 
 def test_a_big_call_is_stored_once_not_once_per_state(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from app import dbfile
+    from app.files import dbfile
 
     writes: list[int] = []
     put_text = dbfile._Connection.put_text
@@ -366,7 +366,7 @@ def test_a_buffer_written_in_pieces_reads_back_as_the_same_text(tmp_path: Path, 
     """``dbfile.put_text`` writes a call's buffer by incremental blob I/O, a
     64 KB piece at a time (multi-byte characters on the pieces' seams
     included); it reads back, as the store reads it, as the text it was."""
-    from app import dbfile
+    from app.files import dbfile
 
     db = dbfile.connect(tmp_path / "t.db")
     db.execute("CREATE TABLE call_arguments (conversation TEXT, seq INTEGER, idx INTEGER, raw TEXT NOT NULL, "
@@ -380,7 +380,7 @@ def test_a_buffer_written_in_pieces_reads_back_as_the_same_text(tmp_path: Path, 
 
 
 def test_a_buffer_written_in_pieces_is_redacted(tmp_path: Path) -> None:
-    from app import dbfile
+    from app.files import dbfile
     from app.stream.redact import register_secret
 
     secret = "sk-blob-" + "z" * 30
