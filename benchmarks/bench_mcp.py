@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.mcp import open_hub  # noqa: E402
+from app.mcp import attach_servers, open_hub  # noqa: E402
 from app.settings.mcp import parse_servers  # noqa: E402
 from app.tools.base import ToolContext  # noqa: E402
 from app.tools.registry import Registry  # noqa: E402
@@ -65,7 +65,7 @@ async def first_prompt(count: int) -> tuple[float, float]:
         while not isinstance(app.focused, PromptInput):
             await pilot.pause(0.005)
         prompt_at = time.perf_counter() - started
-        hub = app.runtime.registry.mcp
+        hub = app.runtime.mcp
         if hub is not None:
             await hub.wait_settled()
         tools_at = time.perf_counter() - started
@@ -77,9 +77,10 @@ async def round_trips(n: int) -> tuple[list[float], list[float], list[float]]:
     from app.tools.dispatcher import Dispatcher
 
     registry = Registry([])
-    registry.attach(open_hub(parse_servers(servers(1), "bench"), Path(tempfile.mkdtemp()) / "logs"))
+    hub = open_hub(parse_servers(servers(1), "bench"), Path(tempfile.mkdtemp()) / "logs")
+    attach_servers(registry, hub)
     await registry.settled()
-    connection = registry.mcp.servers[0]
+    connection = hub.servers[0]
     client = connection.client
     tool = registry.get("s0__lookup")
     assert tool is not None

@@ -21,7 +21,7 @@ import pytest
 
 from app.chat.session import ChatSession
 from app.ledger import SqliteLedger as Ledger
-from app.mcp import open_hub, tool_name
+from app.mcp import attach_servers, open_hub, tool_name
 from app.mcp.names import MAX_NAME
 from app.mcp.results import map_result
 from app.net.endpoint import Endpoint
@@ -49,7 +49,7 @@ def hub_for(tables: dict[str, Any], tmp_path: Path, targets: dict[str, Any] | No
 
 async def registry_with(tables: dict[str, Any], tmp_path: Path, targets: dict[str, Any] | None = None) -> Registry:
     registry = Registry([])
-    registry.attach(hub_for(tables, tmp_path, targets))
+    attach_servers(registry, hub_for(tables, tmp_path, targets))
     await registry.settled()
     return registry
 
@@ -243,7 +243,7 @@ async def test_stdio_crash_mid_call_is_unknown_and_the_next_call_restarts_it(tmp
 
     monkeypatch.setenv("COUNTS", str(tmp_path / "counts.json"))
     async with opened(stdio(), tmp_path) as registry:
-        hub = registry.mcp
+        hub = registry.source
         assert hub.statuses()[0].state == "ready" and hub.statuses()[0].transport == "stdio"
         crash, lookup = registry.get("fx__crash"), registry.get("fx__lookup")
         assert crash is not None and lookup is not None
@@ -295,7 +295,7 @@ async def test_streamable_http_lists_and_calls(http_fixture: str, tmp_path: Path
     from app.tools.base import ToolContext
 
     async with opened({"web": {"url": http_fixture, "headers": {"X-Test": "${HOME}"}}}, tmp_path) as registry:
-        status = registry.mcp.statuses()[0]
+        status = registry.source.statuses()[0]
         assert status.state == "ready" and status.transport == "http", status.line()
         lookup, effect = registry.get("web__lookup"), registry.get("web__effect")
         assert lookup is not None and effect is not None
@@ -346,7 +346,7 @@ async def test_an_mcp_call_awaits_approval_runs_once_and_its_result_reaches_the_
         server.replies.append(Reply(SCRIPTS[dialect](call)))
         server.replies.append(Reply(ENDS[dialect]([("text", "Done.")])))
         registry = Registry([])
-        registry.attach(hub_for({"fx": {"command": "unused"}}, tmp_path, {"fx": make_server()}))
+        attach_servers(registry, hub_for({"fx": {"command": "unused"}}, tmp_path, {"fx": make_server()}))
         session = ChatSession(Endpoint(dialect, server.url, "m", "test"), registry, Ledger(tmp_path / "l.db"),
                               "conv-mcp", backoff=0.01, timeouts=Timeouts(5.0, 5.0, 20.0))
         session.approvals = Approvals(config_path=None)

@@ -13,7 +13,7 @@ import pytest
 
 from app.chat.session import ChatSession
 from app.ledger import SqliteLedger as Ledger
-from app.mcp import open_hub
+from app.mcp import attach_servers, open_hub
 from app.net.endpoint import Endpoint
 from app.net.stream import Timeouts
 from app.settings.mcp import parse_servers
@@ -51,7 +51,7 @@ def commits(repo: Path) -> int:
 
 async def registry_for(tables: dict[str, Any], tmp_path: Path) -> Registry:
     registry = Registry([])
-    registry.attach(open_hub(parse_servers(tables, "test"), tmp_path / "logs"))
+    attach_servers(registry, open_hub(parse_servers(tables, "test"), tmp_path / "logs"))
     await registry.settled()
     return registry
 
@@ -60,7 +60,7 @@ async def test_mcp_server_time_lists_read_only_tools_and_answers(tmp_path: Path)
     need(TIME)
     registry = await registry_for({"time": {"command": str(TIME), "args": ["--local-timezone", "UTC"]}}, tmp_path)
     try:
-        status = registry.mcp.statuses()[0]
+        status = registry.source.statuses()[0]
         assert status.state == "ready", status.line()
         tool = registry.get("time__get_current_time")
         assert tool is not None and tool.read_only

@@ -16,15 +16,16 @@ from ..stream.lazy import lazy_exports
 if TYPE_CHECKING:
     from .names import tool_name
     from .servers import IDEMPOTENCY_META, MCPHub, ServerConnection, ServerStatus
-    from .tools import mcp_tool, open_hub, server_tools
+    from .tools import attach_servers, mcp_tool, open_hub, server_tools
 
 #: Where each name lives, imported on first use: a start with no MCP server
 #: needs nothing here.
 __getattr__ = lazy_exports(__name__, {
     ".names": ("tool_name",),
     ".servers": ("IDEMPOTENCY_META", "MCPHub", "ServerConnection", "ServerStatus"),
-    ".tools": ("mcp_tool", "open_hub", "server_tools"),
+    ".tools": ("attach_servers", "mcp_tool", "open_hub", "server_tools"),
 })
 
 __all__ = ["tool_name",
-           "IDEMPOTENCY_META", "MCPHub", "ServerConnection", "ServerStatus", "mcp_tool", "open_hub", "server_tools"]
+           "IDEMPOTENCY_META", "MCPHub", "ServerConnection", "ServerStatus",
+           "attach_servers", "mcp_tool", "open_hub", "server_tools"]

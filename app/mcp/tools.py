@@ -17,11 +17,12 @@ from typing import Any
 
 from ..settings.mcp import MCPServerConfig
 from ..tools.base import DisplayField, OutcomeUnknown, Tool, ToolContext, ToolError
+from ..tools.registry import Registry
 from .names import tool_name
 from .results import map_result
 from .servers import ListedTool, MCPHub, ServerConnection, TransportLost
 
-__all__ = ["mcp_tool", "server_tools", "open_hub"]
+__all__ = ["mcp_tool", "server_tools", "open_hub", "attach_servers"]
 
 #: Seconds the dispatcher allows beyond the server's own tool_timeout, so the
 #: MCP call's timeout (which knows a side effect from a read) fires first.
@@ -57,12 +58,23 @@ def mcp_tool(server: ServerConnection, listed: ListedTool) -> Tool:
         display=tuple(DisplayField(path, label) for path, label in (options.display if options else [])),
         timeout=config.tool_timeout + _MARGIN,
         approval=(options.approval if options and options.approval else None) or config.approval,
-        origin=f"mcp:{config.name}",
+        origin=_origin(server),
     )
+
+
+def _origin(server: ServerConnection) -> str:
+    return f"mcp:{server.config.name}"
 
 
 def server_tools(server: ServerConnection) -> list[Tool]:
     return [mcp_tool(server, listed) for listed in server.status.tools]
+
+
+def attach_servers(registry: Registry, hub: MCPHub) -> None:
+    """``registry`` starts, waits for and closes ``hub``'s servers, and offers
+    each server's tools as soon as it lists them (none once it fails)."""
+    registry.attach(hub)
+    hub.listeners.append(lambda server: registry.replace(_origin(server), server_tools(server)))
 
 
 def open_hub(configs: dict[str, MCPServerConfig], log_dir: Path | None,

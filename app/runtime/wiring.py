@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..chat.events import ExchangeDone
 from ..chat.session import ChatSession
@@ -31,6 +32,9 @@ from ..store.transcripts import (
 from ..tools.approvals import Approvals
 from ..tools.registry import Registry
 from .endpoint import Endpoint, open_endpoint, register_configured_keys
+
+if TYPE_CHECKING:
+    from ..mcp.servers import MCPHub
 
 __all__ = ["Runtime", "open_runtime", "offered_tools"]
 
@@ -59,6 +63,8 @@ class Runtime:
     store: Store
     #: The system prompt new sessions start with (``--system``/``--role``, the profile, the config).
     system: str | None = None
+    #: The config's MCP servers (their tools are the registry's once listed); None: none configured.
+    mcp: MCPHub | None = None
 
     def offered(self, profile: ProviderProfile | None = None) -> Registry:
         """The tools offered on ``profile`` (default: the runtime's), out of every tool known."""
@@ -244,6 +250,12 @@ def open_runtime(provider: str | None = None, model: str | None = None, base_url
     home = data_dir()
     database = home / "callstream.db"
     registry = Registry.default(home, config)
+    hub = None
+    if config.mcp:  # the SDK and the servers' code load only when a server is configured
+        from ..mcp.tools import attach_servers, open_hub
+
+        hub = open_hub(config.mcp, home / "mcp-logs")
+        attach_servers(registry, hub)
     prompt = system or (chosen.system if chosen else None) or profile.system or config.system
     return Runtime(config, profile, endpoint, registry, open_ledger(config, database),
-                   Store(database, registry.display_specs), prompt)
+                   Store(database, registry.display_specs), prompt, hub)

@@ -1,12 +1,14 @@
 """The tools on offer: the built-ins, the config file's command tools, and
-the tools of its MCP servers (added as each server lists them, removed if it
-fails to start)."""
+tools that arrive later from an attached source (the config's MCP servers,
+which ``app.mcp`` attaches: each server's tools are replaced as it lists
+them, removed if it fails to start). The registry knows such a source only
+as something to start, wait for and close."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from ..settings.config import Config
 from ..stream.history import ToolSpec
@@ -14,7 +16,20 @@ from .base import Tool
 from .builtin import builtin_tools
 from .command import command_tool
 
-__all__ = ["Registry"]
+__all__ = ["Registry", "ToolSource"]
+
+
+class ToolSource(Protocol):
+    """Where tools come from after start-up (``app.mcp.MCPHub``): started once
+    from a running event loop, waited for until it settles (each part ready
+    or failed), closed at the end. It hands its tools over with
+    ``Registry.replace`` as they change."""
+
+    def start(self) -> None: ...
+
+    async def wait_settled(self) -> None: ...
+
+    async def close(self) -> None: ...
 
 
 class Registry:
@@ -22,52 +37,45 @@ class Registry:
         self._tools: dict[str, Tool] = {}
         for tool in tools or []:
             self.add(tool)
-        #: The MCP servers (app/mcp), started once from a running event loop.
-        self.mcp: Any = None
-        self._mcp_started = False
+        self.source: ToolSource | None = None
+        self._started = False
 
     @classmethod
     def default(cls, data_dir: Path, config: Config | None = None) -> Registry:
+        """The built-ins and the config's command tools (a source, if any, is attached by whoever opens it)."""
         registry = cls(builtin_tools(data_dir))
         for tool_config in (config.tools.values() if config else []):
             # a config tool may replace a built-in of the same name
             registry.add(command_tool(tool_config, config.limits.tool_output_bytes))
-        if config is not None and config.mcp:
-            from ..mcp import open_hub
-
-            registry.attach(open_hub(config.mcp, data_dir / "mcp-logs"))
         return registry
 
-    def attach(self, hub: Any) -> None:
-        """Offer ``hub``'s servers' tools, each server's as soon as it lists them."""
-        self.mcp = hub
-        hub.listeners.append(self._server_changed)
+    def attach(self, source: ToolSource) -> None:
+        """Start, wait for and close ``source`` with this registry."""
+        self.source = source
 
-    def _server_changed(self, server: Any) -> None:
-        from ..mcp import server_tools
-
-        origin = f"mcp:{server.config.name}"
+    def replace(self, origin: str, tools: list[Tool]) -> None:
+        """``origin``'s tools are now ``tools`` (none: it failed or went away)."""
         for name in [n for n, t in self._tools.items() if t.origin == origin]:
             del self._tools[name]
-        for tool in server_tools(server):
+        for tool in tools:
             self.add(tool)
 
     def start_servers(self) -> None:
-        """Start every MCP server (in parallel, in the background); call from the event loop."""
-        if self.mcp is not None and not self._mcp_started:
-            self._mcp_started = True
-            self.mcp.start()
+        """Start the source (every MCP server, in parallel, in the background); call from the event loop."""
+        if self.source is not None and not self._started:
+            self._started = True
+            self.source.start()
 
     async def settled(self) -> None:
-        """Until every MCP server is ready or has failed (each within its startup_timeout)."""
-        if self.mcp is not None:
+        """Until the source has settled (every MCP server ready or failed, each within its startup_timeout)."""
+        if self.source is not None:
             self.start_servers()
-            await self.mcp.wait_settled()
+            await self.source.wait_settled()
 
     async def aclose(self) -> None:
-        if self.mcp is not None and self._mcp_started:
-            self._mcp_started = False
-            await self.mcp.close()
+        if self.source is not None and self._started:
+            self._started = False
+            await self.source.close()
 
     def add(self, tool: Tool) -> None:
         self._tools[tool.name] = tool
@@ -105,7 +113,6 @@ class _Scoped(Registry):
         super().__init__()
         self.parent = parent
         self.offered = offered
-        self.mcp = parent.mcp
 
     def add(self, tool: Tool) -> None:
         self.parent.add(tool)

@@ -171,7 +171,7 @@ class CallstreamApp(App[None]):
     def action_mcp_servers(self) -> None:
         from .mcp_screen import McpScreen
 
-        self.push_screen(McpScreen(self.runtime.registry.mcp))
+        self.push_screen(McpScreen(self.runtime.mcp))
 
     def action_open_transcripts(self) -> None:
         from ..files.paths import recordings_dir
