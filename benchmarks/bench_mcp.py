@@ -48,8 +48,9 @@ async def listed(count: int) -> float:
 
 async def first_prompt(count: int) -> tuple[float, float]:
     """Time until the chat screen's input has focus; and until the servers listed their tools."""
-    from app.settings.config import Config, ProviderProfile
+    from app.settings.config import Config
     from app.settings.mcp import parse_servers as parse
+    from app.settings.profiles import ProviderProfile
     from app.tui.app import make_app
     from widgets.prompt_input import PromptInput
 

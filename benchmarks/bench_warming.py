@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from app.runtime.wiring import open_runtime  # noqa: E402
-from app.settings.config import Config, ProviderProfile  # noqa: E402
+from app.settings.config import Config  # noqa: E402
+from app.settings.profiles import ProviderProfile  # noqa: E402
 
 PROMPTS = {
     "two search_orders (nothing required: warm from the first fragment)":

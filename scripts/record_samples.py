@@ -27,7 +27,8 @@ SAMPLES = {
 
 async def record(name: str, dialect: str, retries: int, messages: list[str]) -> Path:
     from app.runtime.wiring import open_runtime
-    from app.settings.config import Config, ProviderProfile
+    from app.settings.config import Config
+    from app.settings.profiles import ProviderProfile
 
     profile = ProviderProfile(name="demo", provider="demo", demo_dialect=dialect, demo_speed=1.0, retries=retries)
     runtime = open_runtime(config=Config(providers={"demo": profile}, default="demo"))

@@ -8,7 +8,8 @@ import asyncio
 
 from app.chat.events import CallState
 from app.runtime.wiring import open_runtime
-from app.settings.config import Config, ProviderProfile
+from app.settings.config import Config
+from app.settings.profiles import ProviderProfile
 
 PROMPT = "Ada Lovelace says her order is late. Check her open and late orders and open a ticket."
 

@@ -9,7 +9,8 @@ from typing import Any
 from app.chat.session import ChatSession
 from app.net.endpoint import Endpoint
 from app.runtime.wiring import open_runtime
-from app.settings.config import Config, ProviderProfile
+from app.settings.config import Config
+from app.settings.profiles import ProviderProfile
 from app.tools.approvals import Approvals
 
 

@@ -11,7 +11,8 @@ import sys
 
 from app.chat.events import BlockOpened, CallState, ChatEvent
 from app.runtime.wiring import open_runtime
-from app.settings.config import Config, ProviderProfile
+from app.settings.config import Config
+from app.settings.profiles import ProviderProfile
 from app.tools.approvals import Approvals
 
 

@@ -20,7 +20,7 @@ from app.chat.session import ChatSession
 from app.ledger import SqliteLedger
 from app.net.endpoint import Endpoint
 from app.net.stream import Timeouts
-from app.settings.config import CommandToolConfig
+from app.settings.tools import CommandToolConfig
 from app.tools.command import command_tool
 from app.tools.dispatcher import Dispatcher
 from app.tools.registry import Registry

@@ -19,7 +19,8 @@ from textual.widgets._footer import FooterKey
 
 from app.files.paths import data_dir
 from app.ledger import SqliteLedger
-from app.settings.config import Config, ProviderProfile, load_config
+from app.settings.config import Config, load_config
+from app.settings.profiles import ProviderProfile
 from app.stream.history import ToolResult
 from app.tui.app import CallstreamApp, make_app
 from tests.conftest import ROOT

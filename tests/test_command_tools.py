@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from app.settings.config import CommandToolConfig
+from app.settings.tools import CommandToolConfig
 from app.tools.base import ToolContext, ToolError
 from app.tools.command import command_tool
 from tests.waiting import wait_until, wait_until_sync

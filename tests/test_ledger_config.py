@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from app.ledger import SqliteLedger, conversation_scope, idempotency_key, open_ledger
-from app.settings.config import ConfigError, load_config
+from app.settings.checks import ConfigError
+from app.settings.config import load_config
 
 
 def _config(tmp_path: Path, text: str) -> Path:

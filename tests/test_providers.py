@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from app.runtime.endpoint import is_loopback, open_endpoint
-from app.settings.config import ConfigError, ProviderProfile
+from app.settings.checks import ConfigError
+from app.settings.profiles import ProviderProfile
 
 DIALECTS = ["openai-chat", "openai-responses", "anthropic", "gemini"]
 KEYS = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"]

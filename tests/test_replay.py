@@ -18,7 +18,8 @@ import pytest
 from app.files.paths import data_dir
 from app.net.endpoint import Endpoint
 from app.replay.player import Replayer
-from app.settings.config import CommandToolConfig, Config
+from app.settings.config import Config
+from app.settings.tools import CommandToolConfig
 from app.store.recording import RecordingWriter, read_recording
 from app.store.transcripts import Store
 from app.stream import block_record

@@ -18,7 +18,8 @@ from app.chat.session import ChatSession
 from app.ledger import SqliteLedger
 from app.net.endpoint import Endpoint
 from app.net.stream import Timeouts
-from app.settings.config import CommandToolConfig, Config
+from app.settings.config import Config
+from app.settings.tools import CommandToolConfig
 from app.store.transcripts import StoredTurn, history_of
 from app.stream import BlockAdded, BlockChanged, CallClosed, ToolCallBlock, Update
 from app.stream.history import Assistant, CallRecord, ToolResult, User

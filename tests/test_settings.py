@@ -12,7 +12,8 @@ import pytest
 
 from app.cli.ask import run_ask
 from app.runtime.wiring import offered_tools, open_runtime
-from app.settings.config import ConfigError, load_config
+from app.settings.checks import ConfigError
+from app.settings.config import load_config
 from tests import streamgen
 from tests.faultserver import FaultServer, Reply
 

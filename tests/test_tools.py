@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from app.demo.orders import SupportStore
-from app.settings.config import CommandToolConfig, ConfigError, load_config
+from app.settings.checks import ConfigError
+from app.settings.config import load_config
+from app.settings.tools import CommandToolConfig
 from app.stream import ToolCallBlock, assemble
 from app.stream.strictjson import StrictJSONError, parse_arguments
 from app.tools.base import ToolContext, ToolError

@@ -425,7 +425,8 @@ def test_a_unique_prefix_works_for_each_command(home: Path, recorded: str, twins
 
 
 def test_open_resolves_a_unique_prefix(home: Path, twins: list[str]) -> None:
-    from app.settings.config import Config, ProviderProfile
+    from app.settings.config import Config
+    from app.settings.profiles import ProviderProfile
     from app.tui.app import make_app
 
     config = Config(providers={"demo": ProviderProfile(name="demo", provider="demo", demo_speed=0.0)},

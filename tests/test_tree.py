@@ -19,7 +19,9 @@ import pytest
 
 from app.ledger import SqliteLedger, idempotency_key
 from app.runtime.wiring import Runtime, open_runtime
-from app.settings.config import CommandToolConfig, Config, ProviderProfile
+from app.settings.config import Config
+from app.settings.profiles import ProviderProfile
+from app.settings.tools import CommandToolConfig
 from app.store.schema import SCHEMA_VERSION, SchemaError
 from app.store.transcripts import Store, StoredTurn, StoredUser, export_document, history_of
 from app.stream import ToolCallBlock, block_record

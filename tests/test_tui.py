@@ -15,7 +15,9 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from app.net.endpoint import Endpoint
-from app.settings.config import CommandToolConfig, Config, ProviderProfile
+from app.settings.config import Config
+from app.settings.profiles import ProviderProfile
+from app.settings.tools import CommandToolConfig
 from app.tui.app import CallstreamApp, make_app
 from tests import streamgen
 from tests.faultserver import FaultServer, Reply

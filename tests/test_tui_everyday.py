@@ -16,7 +16,8 @@ from pydantic import TypeAdapter
 from textual.widgets import OptionList, Static
 
 from app.net.endpoint import Endpoint
-from app.settings.config import CommandToolConfig, Config
+from app.settings.config import Config
+from app.settings.tools import CommandToolConfig
 from app.stream.history import User
 from app.tui import slash
 from app.tui.app import CallstreamApp, make_app

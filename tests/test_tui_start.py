@@ -85,7 +85,7 @@ async def test_a_data_file_that_cannot_be_used_after_the_first_frame_ends_the_ap
 
 def test_a_missing_api_key_is_said_before_any_screen(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    from app.settings.config import ConfigError
+    from app.settings.checks import ConfigError
 
     with pytest.raises(ConfigError, match="API key"):
         make_deferred_app(provider="anthropic")

@@ -11,7 +11,8 @@ from typing import Any
 
 from textual.widgets import OptionList
 
-from app.settings.config import Config, ProviderProfile
+from app.settings.config import Config
+from app.settings.profiles import ProviderProfile
 from app.tui.app import CallstreamApp, make_app
 from tests.test_tree import ADA, runs_of, ticket_tool
 from tests.test_tui import SIZE, cards, send, settle, texts, transcripts_listed

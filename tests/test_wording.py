@@ -18,7 +18,8 @@ from app.net.endpoint import Endpoint
 from app.net.stream import RequestFailed, Timeouts, stream_once
 from app.rules.words import calls_phrase, interrupted_note, plural
 from app.runtime.wiring import open_runtime
-from app.settings.config import Config, ProviderProfile
+from app.settings.config import Config
+from app.settings.profiles import ProviderProfile
 from app.stream import StreamParser
 from tests import streamgen
 from tests.conversations import converse, demo_config

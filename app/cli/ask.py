@@ -97,7 +97,7 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
     import time
 
     from ..runtime.wiring import open_runtime
-    from ..settings.config import ConfigError
+    from ..settings.checks import ConfigError
     from ..tools.approvals import Approvals
     from .printer import Printer
 
@@ -167,7 +167,7 @@ def run_ask(prompt: str, provider: str | None = None, model: str | None = None, 
     if not prompt.strip():
         print("callstream: ask needs a prompt (an argument, or - to read it from stdin)", file=err)
         return 2
-    from ..settings.config import ConfigError
+    from ..settings.checks import ConfigError
 
     try:
         return asyncio.run(_ask(prompt, provider, model, base_url, conversation, as_json, no_tools, out, err,

@@ -30,7 +30,8 @@ def run(args: argparse.Namespace) -> int:
 def _audit(files: list[str], as_json: bool) -> int:
     from ..files.paths import data_dir
     from ..replay.audit import CLASSES, audit_files, summarise
-    from ..settings.config import ConfigError, load_config
+    from ..settings.checks import ConfigError
+    from ..settings.config import load_config
     from ..store.recording import RecordingError
     from ..tools.registry import Registry
 

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
 def _chat(provider: str | None, model: str | None, base_url: str | None, conversation: str | None = None,
           transcripts: bool = False, system: str | None = None, role: str | None = None,
           at: int | None = None) -> int:
-    from ..settings.config import ConfigError
+    from ..settings.checks import ConfigError
     from ..tui.app import make_app, make_deferred_app
 
     try:

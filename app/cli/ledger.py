@@ -35,7 +35,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _migrate() -> int:
     from ..ledger import LedgerUnavailable, ledger_url
-    from ..settings.config import ConfigError, load_config
+    from ..settings.checks import ConfigError
+    from ..settings.config import load_config
 
     try:
         url = ledger_url(load_config())
@@ -66,7 +67,8 @@ def _ledger(conversation: str | None, as_json: bool) -> int:
 
     from ..ledger import LedgerUnavailable, conversation_scope, open_ledger
     from ..rules.ids import check_id
-    from ..settings.config import ConfigError, load_config
+    from ..settings.checks import ConfigError
+    from ..settings.config import load_config
 
     if conversation is not None:
         check_id(conversation)  # the alphabet first, before any file is opened

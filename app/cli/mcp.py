@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from ..settings.config import ConfigError
+    from ..settings.checks import ConfigError
 
     try:
         if args.verb == "import":

@@ -42,7 +42,8 @@ def replay_cmd(file: str, speed: str, idle_limit: float | None, headless: bool, 
         return fail(str(exc))
     from ..files.paths import data_dir
     from ..replay.player import Replayer
-    from ..settings.config import ConfigError, load_config
+    from ..settings.checks import ConfigError
+    from ..settings.config import load_config
     from ..store.recording import RecordingError, read_recording
     from ..tools.registry import Registry
     from .printer import Printer

@@ -142,7 +142,8 @@ def rename_cmd(conversation: str, title: str) -> int:
 
 def export_cmd(conversation: str, form: str) -> int:
     from ..files.paths import data_dir
-    from ..settings.config import ConfigError, load_config
+    from ..settings.checks import ConfigError
+    from ..settings.config import load_config
     from ..store.transcripts import export_document, markdown_of
     from ..tools.registry import Registry
 

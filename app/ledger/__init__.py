@@ -36,7 +36,7 @@ def open_ledger(config: Config | None = None, path: Path | None = None) -> Ledge
     """The ledger the config (or CALLSTREAM_LEDGER_URL) chooses; the embedded
     sqlite one at ``path`` (default: the data dir's callstream.db) otherwise.
     A URL that is not PostgreSQL's is a ConfigError."""
-    from ..settings.config import ConfigError
+    from ..settings.checks import ConfigError
 
     url = ledger_url(config)
     if url:

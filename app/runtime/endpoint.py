@@ -10,7 +10,9 @@ import os
 from urllib.parse import urlsplit
 
 from ..net.endpoint import Endpoint
-from ..settings.config import DIALECT_NAMES, Config, ConfigError, ProviderProfile
+from ..settings.checks import ConfigError
+from ..settings.config import Config
+from ..settings.profiles import PROVIDER_NAMES, ProviderProfile
 from ..stream.dialects import AUTH_HEADERS
 from ..stream.redact import register_secret
 
@@ -20,7 +22,7 @@ __all__ = ["open_endpoint", "register_configured_keys", "is_loopback"]
 def register_configured_keys(config: Config) -> None:
     """Redact every key the config could use, not only the one in use: a
     conversation may quote another profile's error, a proxy any header."""
-    profiles = [ProviderProfile(name=p, provider=p) for p in DIALECT_NAMES] + list(config.providers.values())
+    profiles = [ProviderProfile(name=p, provider=p) for p in PROVIDER_NAMES] + list(config.providers.values())
     names = {p.key_variable() for p in profiles}
     for name in names:
         if name:

@@ -15,7 +15,10 @@ from ..files.paths import data_dir, recordings_dir
 from ..ledger import Ledger, conversation_scope, open_ledger
 from ..net.stream import Timeouts
 from ..rules.ids import InvalidId, check_id
-from ..settings.config import BUILTIN_TOOL_NAMES, DIALECT_NAMES, Config, ConfigError, ProviderProfile, load_config
+from ..settings.checks import ConfigError
+from ..settings.config import Config, load_config
+from ..settings.profiles import ProviderProfile
+from ..settings.tools import BUILTIN_TOOL_NAMES
 from ..store.housekeeping import prune_recordings
 from ..store.recording import RecordingWriter, recording_path
 from ..store.transcripts import (
@@ -29,6 +32,7 @@ from ..store.transcripts import (
     history_of,
     retry_point,
 )
+from ..stream import DIALECT_NAMES
 from ..tools.approvals import Approvals
 from ..tools.registry import Registry
 from .endpoint import Endpoint, open_endpoint, register_configured_keys
@@ -206,7 +210,7 @@ class Runtime:
                 setattr(profile, name, getattr(self.profile, name))
             profile.model = self.profile.model
         if model is not None:
-            if profile.provider == "demo" and model in DIALECT_NAMES[:4]:
+            if profile.provider == "demo" and model in DIALECT_NAMES:
                 profile.demo_dialect = model
             else:
                 profile.model = model

@@ -1,3 +1,5 @@
-"""The config file: reading it (``config``: profiles, command tools, limits,
-the ledger, approvals, keys), its ``[mcp.NAME]`` tables (``mcp``), and the one
-way we write to it (``configfile``: tomlkit, the user's lines kept)."""
+"""The config file: reading it (``config``: ``load_config`` and ``Config``,
+with one module per kind of table — ``profiles``, ``tools``, ``limits``,
+``ledger``, ``approval``, ``everyday``, ``mcp`` — and ``checks``, their shared
+checks and ``ConfigError``), and the one way we write to it (``configfile``:
+tomlkit, the user's lines kept)."""

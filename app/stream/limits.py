@@ -7,7 +7,7 @@ bodies, tool results, stored and imported transcripts, the ledger's
 canonical form) goes through ``loads``/``check_depth`` here, so nesting
 deeper than ``MAX_DEPTH`` is a stated failure (``TooDeep``, a ValueError)
 rather than a ``RecursionError`` somewhere down a stack. The byte limits are
-defaults; ``[limits]`` in the config overrides them (``app/settings/config.py``).
+defaults; ``[limits]`` in the config overrides them (``app/settings/limits.py``).
 """
 
 from __future__ import annotations

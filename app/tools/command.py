@@ -20,7 +20,7 @@ import signal
 import tempfile
 from typing import Any
 
-from ..settings.config import CommandToolConfig
+from ..settings.tools import CommandToolConfig
 from ..stream.limits import DEFAULT_LIMITS
 from .base import DisplayField, Tool, ToolContext, ToolError
 from .output import read_capped

@@ -122,7 +122,7 @@ class CallstreamApp(App[None]):
     def _open_deferred(self, screen: ChatScreen) -> None:
         """After the first frame: the provider, the tools and the data files."""
         from ..files.dbfile import DataFileError
-        from ..settings.config import ConfigError
+        from ..settings.checks import ConfigError
 
         assert self._deferred is not None
         try:

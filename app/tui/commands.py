@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..settings.config import ConfigError
+from ..settings.checks import ConfigError
 from ..stream.inert import inert, inert_json
 from .slash import command, help_text
 
