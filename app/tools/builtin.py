@@ -1,4 +1,5 @@
-"""The built-in tools over the local support store: two reads and one write."""
+"""The built-in tools over the local support store: two reads and one write,
+under the names the config knows them by (``BUILTIN_TOOL_NAMES``)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,15 @@ from pathlib import Path
 from typing import Any
 
 from ..demo.orders import SupportStore
+from ..settings.tools import BUILTIN_TOOL_NAMES
 from .base import DisplayField, Tool, ToolContext, ToolError
 
 __all__ = ["builtin_tools", "STATUSES"]
 
 STATUSES = ["open", "late", "shipped", "delivered", "cancelled", "refunded"]
+
+#: The three names, defined once with the config (a profile's ``tools`` may list them).
+SEARCH_NAME, GET_NAME, CREATE_NAME = BUILTIN_TOOL_NAMES
 
 SEARCH_ORDERS = {
     "type": "object",
@@ -83,7 +88,7 @@ def builtin_tools(data_dir: Path) -> list[Tool]:
     order_fields = (DisplayField("order_id", "Order"), DisplayField("customer", "Customer"),
                     DisplayField("status", "Status"), DisplayField("placed", "Placed"), DisplayField("total", "Total"))
     return [
-        Tool("search_orders", "Find orders by customer, status, order date range or text. Read-only.",
+        Tool(SEARCH_NAME, "Find orders by customer, status, order date range or text. Read-only.",
              SEARCH_ORDERS, search_orders, read_only=True,
              display=(DisplayField("customer", "Customer"), DisplayField("status", "Status"),
                       DisplayField("placed_from", "From"), DisplayField("placed_to", "To"),
@@ -91,12 +96,12 @@ def builtin_tools(data_dir: Path) -> list[Tool]:
              result_display=(DisplayField("count", "Found"),) + tuple(
                  DisplayField(f"orders.*.{f.path}", f.label) for f in order_fields),
              warm=warm_search),
-        Tool("get_order", "Fetch one order by its number, e.g. A-1042. Read-only.", GET_ORDER, get_order,
+        Tool(GET_NAME, "Fetch one order by its number, e.g. A-1042. Read-only.", GET_ORDER, get_order,
              read_only=True, display=(DisplayField("order_id", "Order"),),
              result_display=tuple(DisplayField(f"order.{f.path}", f.label) for f in order_fields)
              + (DisplayField("order.carrier", "Carrier"), DisplayField("order.tracking", "Tracking")),
              warm=warm_get),
-        Tool("create_ticket", "Open a support ticket about an order. Returns the ticket number.", CREATE_TICKET,
+        Tool(CREATE_NAME, "Open a support ticket about an order. Returns the ticket number.", CREATE_TICKET,
              create_ticket, read_only=False,
              display=(DisplayField("order_id", "Order"), DisplayField("customer", "Customer"),
                       DisplayField("subject", "Subject"), DisplayField("priority", "Priority"),
