@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import tomllib
+from functools import partial
 from pathlib import Path
 
 import pytest
 
+from app.settings.configfile import allow_always
 from app.tools.approvals import Answer, Approvals
 from app.tools.base import Tool
 
@@ -45,7 +47,7 @@ def test_approve_read_only_allows_no_side_effect() -> None:
 
 
 def test_for_this_conversation_is_remembered_and_not_written(tmp_path: Path) -> None:
-    rules = Approvals(config_path=tmp_path / "config.toml")
+    rules = Approvals(write_always=partial(allow_always, tmp_path / "config.toml"))
     rules.remember(tool(), Answer("conversation"), "conv")
     assert rules.decide(tool()) == "run" and not (tmp_path / "config.toml").exists()
 
@@ -53,7 +55,7 @@ def test_for_this_conversation_is_remembered_and_not_written(tmp_path: Path) -> 
 def test_always_is_written_with_its_origin_and_keeps_the_users_lines(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text('# mine\n[approval]\ndeny = ["shell__*"]\n')
-    rules = Approvals(config_path=path)
+    rules = Approvals(write_always=partial(allow_always, path))
     rules.remember(tool(), Answer("always"), "conversation-1234567890")
     text = path.read_text()
     assert text.startswith("# mine\n") and "conversation conversation" in text
@@ -61,7 +63,7 @@ def test_always_is_written_with_its_origin_and_keeps_the_users_lines(tmp_path: P
 
 
 def test_always_is_not_kept_for_an_always_ask_tool(tmp_path: Path) -> None:
-    rules = Approvals(config_path=tmp_path / "config.toml")
+    rules = Approvals(write_always=partial(allow_always, tmp_path / "config.toml"))
     rules.remember(tool(approval="always-ask"), Answer("always"), "c")
     assert rules.allow == [] and not (tmp_path / "config.toml").exists()
 

@@ -349,7 +349,7 @@ async def test_an_mcp_call_awaits_approval_runs_once_and_its_result_reaches_the_
         attach_servers(registry, hub_for({"fx": {"command": "unused"}}, tmp_path, {"fx": make_server()}))
         session = ChatSession(Endpoint(dialect, server.url, "m", "test"), registry, Ledger(tmp_path / "l.db"),
                               "conv-mcp", backoff=0.01, timeouts=Timeouts(5.0, 5.0, 20.0))
-        session.approvals = Approvals(config_path=None)
+        session.approvals = Approvals()
         seen: list[str] = []
         answering(session, seen)
         try:

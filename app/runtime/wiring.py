@@ -7,16 +7,18 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ..chat.events import ExchangeDone
 from ..chat.session import ChatSession
-from ..files.paths import data_dir, recordings_dir
+from ..files.paths import config_path, data_dir, recordings_dir
 from ..ledger import Ledger, conversation_scope, open_ledger
 from ..net.stream import Timeouts
 from ..rules.ids import InvalidId, check_id
 from ..settings.checks import ConfigError
 from ..settings.config import Config, load_config
+from ..settings.configfile import allow_always
 from ..settings.profiles import ProviderProfile
 from ..settings.tools import BUILTIN_TOOL_NAMES
 from ..store.housekeeping import prune_recordings
@@ -103,8 +105,10 @@ class Runtime:
             timeouts=Timeouts(self.profile.connect_timeout, self.profile.read_timeout, self.profile.deadline),
             team=self.config.team, limits=self.config.limits)
         session.request_usage = self.profile.usage
-        # the TUI asks; ``ask`` passes its own (nobody to ask: fail closed unless --approve)
-        session.approvals = approvals if approvals is not None else Approvals.from_config(self.config)
+        # the TUI asks, and an "always" goes into the config file; ``ask`` passes its own
+        # (nobody to ask: fail closed unless --approve)
+        session.approvals = approvals if approvals is not None else Approvals.from_config(
+            self.config, write_always=partial(allow_always, self.config.path or config_path()))
         writer = TranscriptWriter(self.store, session, self.profile.provider, stored)
         session.listeners.append(writer)
         session.turn_source = writer.allocate_turn

@@ -9,13 +9,14 @@ keeps ``${VAR}`` as text, so an expanded secret never reaches the file.
 
 from __future__ import annotations
 
+import datetime
 import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["edit_config"]
+__all__ = ["edit_config", "allow_always"]
 
 
 def edit_config(path: Path, change: Callable[[Any], None]) -> None:
@@ -37,3 +38,26 @@ def edit_config(path: Path, change: Callable[[Any], None]) -> None:
         if os.path.exists(temp):
             os.unlink(temp)
         raise
+
+
+def allow_always(path: Path, name: str, conversation: str) -> None:
+    """An "always" answer kept: ``name`` appended to ``[approval].allow`` with
+    a comment saying when and in which conversation it was given."""
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+    def change(document: Any) -> None:
+        import tomlkit
+
+        table = document.get("approval")
+        if table is None:
+            table = tomlkit.table()
+            document["approval"] = table
+        allow = table.get("allow")
+        if allow is None:
+            allow = tomlkit.array()
+            allow.multiline(True)
+            table["allow"] = allow
+        if name not in allow:
+            allow.add_line(name, comment=f"\"always\" in the chat, {when}, conversation {conversation[:12]}")
+
+    edit_config(path, change)

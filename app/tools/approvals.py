@@ -7,8 +7,8 @@ never decides (DESIGN.md "Call states"). The rules, in order:
 2. the tool's ``approval = "never"`` → run; ``"always-ask"`` → ask every time
    (only ``--approve`` naming it on the command line runs it without asking);
 3. ``--approve all | read-only | TOOL,...`` (``ask``), an "always" answer
-   (``[approval].allow``, written to the config with its origin), or "for this
-   conversation" → run;
+   (``[approval].allow``; kept beyond this run by ``write_always``, which the
+   runtime wires to the config file), or "for this conversation" → run;
 4. ``approval = "ask"`` → ask;
 5. otherwise the tool's hints: read-only runs, anything else (destructive or
    unhinted) asks.
@@ -17,17 +17,19 @@ Patterns are tool names with ``*`` (``git__*`` is every tool of one server).
 Without anyone to ask (``callstream ask``) an ``ask`` fails closed: the call
 ends ``needs approval`` and is stored that way, so a later
 ``ask --conversation ID --approve TOOL`` or ``callstream open ID`` can answer it.
+
+Nothing here reads or writes a file: deciding is pure, and keeping an
+"always" is the injected ``write_always``'s business.
 """
 
 from __future__ import annotations
 
-import datetime
 import fnmatch
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
+from ..settings.config import Config
 from .base import Tool
 
 __all__ = ["Answer", "Approvals", "Decision", "CHOICES"]
@@ -55,8 +57,10 @@ def _matches(patterns: Iterable[str], name: str) -> bool:
 class Approvals:
     allow: list[str] = field(default_factory=list)
     deny: list[str] = field(default_factory=list)
-    #: The config file an "always" answer is written to (None: remembered for this run only).
-    config_path: Path | None = None
+    #: Keeps an "always" answer beyond this run, given the tool's name and the
+    #: conversation it was given in (the runtime appends it to the config
+    #: file's ``[approval].allow``); None: remembered for this run only.
+    write_always: Callable[[str, str], None] | None = None
     #: Someone can answer (the TUI); False: an ``ask`` ends as ``needs approval``.
     interactive: bool = True
     #: ``--approve``: "all", "read-only", or tool-name patterns.
@@ -65,12 +69,11 @@ class Approvals:
     conversation: set[str] = field(default_factory=set)
 
     @classmethod
-    def from_config(cls, config: Any, interactive: bool = True, approve: str | None = None) -> Approvals:
-        from ..files.paths import config_path
-
+    def from_config(cls, config: Config, interactive: bool = True, approve: str | None = None,
+                    write_always: Callable[[str, str], None] | None = None) -> Approvals:
         words = [w.strip() for w in (approve or "").split(",") if w.strip()]
         # the config's own allow list, shared by every session of the process: "always" adds to it
-        return cls(config.allow, config.deny, config.path or config_path(), interactive, words)
+        return cls(config.allow, config.deny, write_always, interactive, words)
 
     def decide(self, tool: Tool) -> Decision:
         name = tool.name
@@ -101,29 +104,5 @@ class Approvals:
             self.conversation.add(tool.name)
             if tool.name not in self.allow:
                 self.allow.append(tool.name)
-                if self.config_path is not None:
-                    _write_always(self.config_path, tool.name, conversation)
-
-
-def _write_always(path: Path, name: str, conversation: str) -> None:
-    """Append ``name`` to ``[approval].allow`` with a comment saying where it came from."""
-    from ..settings.configfile import edit_config
-
-    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-
-    def change(document: Any) -> None:
-        import tomlkit
-
-        table = document.get("approval")
-        if table is None:
-            table = tomlkit.table()
-            document["approval"] = table
-        allow = table.get("allow")
-        if allow is None:
-            allow = tomlkit.array()
-            allow.multiline(True)
-            table["allow"] = allow
-        if name not in allow:
-            allow.add_line(name, comment=f"\"always\" in the chat, {when}, conversation {conversation[:12]}")
-
-    edit_config(path, change)
+                if self.write_always is not None:
+                    self.write_always(tool.name, conversation)
