@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import IO
+from typing import TextIO
 
 __all__ = ["ServerLog", "LOG_CAP"]
 
@@ -26,7 +26,7 @@ class ServerLog:
         self.dropped = 0
         self._thread: threading.Thread | None = None
 
-    def open(self) -> IO[str]:
+    def open(self) -> TextIO:
         """A writable end to hand the child as its stderr; a thread copies
         what arrives into the log, up to the cap."""
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, TextIO
 
 from ..settings.mcp import MCPConfigError, MCPServerConfig, expand
 from .logs import ServerLog
@@ -115,7 +115,7 @@ class ServerConnection:
 
     # -- connecting ------------------------------------------------------------
 
-    def _target(self, errlog: IO[str] | None) -> Any:
+    def _target(self, errlog: TextIO | None) -> Any:
         from mcp.client.stdio import StdioServerParameters, stdio_client
         from mcp.client.streamable_http import streamable_http_client
 
@@ -161,7 +161,7 @@ class ServerConnection:
         status = self.status
         status.state, status.reason, status.started_at = "connecting", None, time.perf_counter()
         self._changed()
-        errlog: IO[str] | None = None
+        errlog: TextIO | None = None
         try:
             try:
                 errlog = self.log.open() if self.log is not None else None

@@ -14,6 +14,7 @@ from ..chat.events import ExchangeDone
 from ..chat.session import ChatSession
 from ..files.paths import config_path, data_dir, recordings_dir
 from ..ledger import Ledger, conversation_scope, open_ledger
+from ..net.endpoint import Endpoint
 from ..net.stream import Timeouts
 from ..rules.ids import InvalidId, check_id
 from ..settings.checks import ConfigError
@@ -37,7 +38,7 @@ from ..store.transcripts import (
 from ..stream import DIALECT_NAMES
 from ..tools.approvals import Approvals
 from ..tools.registry import Registry
-from .endpoint import Endpoint, open_endpoint, register_configured_keys
+from .endpoint import open_endpoint, register_configured_keys
 
 if TYPE_CHECKING:
     from ..mcp.servers import MCPHub
@@ -131,7 +132,7 @@ class Runtime:
     def prune_recordings(self, session: ChatSession | None = None) -> None:
         """The config's ``[recordings]`` limits applied, oldest first; never to
         ``session``'s own recording (``app/store/housekeeping.py``)."""
-        keep = [session.recorder.path] if session is not None and session.recorder is not None else []
+        keep = [session.recorder.path] if session is not None and isinstance(session.recorder, RecordingWriter) else []
         prune_recordings(recordings_dir(), self.config.recordings_max_age_days,
                          self.config.recordings_max_mb, keep)
 

@@ -15,7 +15,7 @@ __all__ = ["approval_mode", "parse_approval"]
 def approval_mode(value: Any, where: str) -> str | None:
     if value is not None and value not in APPROVAL_MODES:
         raise ConfigError(f"{where} must be one of {', '.join(APPROVAL_MODES)}")
-    return value
+    return None if value is None else str(value)
 
 
 def parse_approval(data: dict[str, Any], where: str) -> tuple[list[str], list[str]]:

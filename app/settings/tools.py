@@ -72,8 +72,8 @@ def parse_tool(name: str, table: Any, where: str, warnings: list[str]) -> Comman
 def _check_schema(name: str, parameters: dict[str, Any], where: str) -> None:
     """A tool schema that is not a schema (``required = 5``) is refused when
     the config loads, naming the tool — not when the model first calls it."""
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import SchemaError
+    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # no stubs installed
+    from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 
     try:
         check_depth(parameters)

@@ -332,7 +332,6 @@ class Dispatcher:
         except LedgerUnavailable as exc:
             return f"the ledger could not be reached when it ended ({exc})"
 
-
     async def _ran_elsewhere(self, name: str, arguments: dict[str, Any], read_only: bool) -> str | None:
         """The result of this call on another branch, if it ran there: for a
         read-only call only a clean run counts; for a side effect, any claim
@@ -344,6 +343,7 @@ class Dispatcher:
         for row in rows:
             if row["state"] in wanted:
                 return str(row["result"]) if row["result"] is not None else "outcome unknown"
+        return None
 
     async def _approval(self, ref: Any, tool: Tool, key: str, ran_elsewhere: str | None = None) -> CallUpdate | None:
         """The ``awaiting approval`` state: None lets the call go on to its claim.

@@ -16,8 +16,8 @@ from ..stream import ToolCallBlock
 from .registry import Registry
 
 if TYPE_CHECKING:  # jsonschema (~80 ms to import) is loaded by the first call that ends, not at start-up
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import ValidationError
+    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # no stubs installed
+    from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
 
 __all__ = ["Valid", "Rejected", "NotRun", "Verdict", "finalise", "schema_problems"]
 

@@ -44,9 +44,9 @@ class Registry:
     def default(cls, data_dir: Path, config: Config | None = None) -> Registry:
         """The built-ins and the config's command tools (a source, if any, is attached by whoever opens it)."""
         registry = cls(builtin_tools(data_dir))
-        for tool_config in (config.tools.values() if config else []):
-            # a config tool may replace a built-in of the same name
-            registry.add(command_tool(tool_config, config.limits.tool_output_bytes))
+        if config is not None:
+            for tool_config in config.tools.values():  # a config tool may replace a built-in of the same name
+                registry.add(command_tool(tool_config, config.limits.tool_output_bytes))
         return registry
 
     def attach(self, source: ToolSource) -> None:
