@@ -37,17 +37,17 @@ def open_ledger(config: Config | None = None, path: Path | None = None) -> Ledge
     sqlite one at ``path`` (default: the data dir's callstream.db) otherwise.
     A URL that is not PostgreSQL's is a ConfigError."""
     from ..settings.checks import ConfigError
+    from ..settings.ledger import DEFAULT_LEASE, POSTGRES_SCHEMES
 
     url = ledger_url(config)
     if url:
-        if not url.startswith(("postgresql://", "postgres://")):
+        if not url.startswith(POSTGRES_SCHEMES):
             raise ConfigError(f"{LEDGER_URL_ENV} must be a postgresql:// URL")
         try:
             from .postgres import PostgresLedger
         except ImportError as exc:
             raise ConfigError(f"the PostgreSQL ledger needs psycopg 3 (pip install psycopg[binary]): {exc}") from None
-        lease = config.ledger_lease if config is not None else 30.0
-        return PostgresLedger(url, lease=lease)
+        return PostgresLedger(url, lease=config.ledger_lease if config is not None else DEFAULT_LEASE)
     if path is None:
         from ..files.paths import data_dir
 

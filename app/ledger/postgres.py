@@ -39,6 +39,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 from psycopg.rows import dict_row
 
+from ..settings.ledger import DEFAULT_LEASE
 from ..stream.redact import redact
 from .claim import Claim
 from .keys import canonical_json
@@ -151,7 +152,7 @@ def _reason(exc: BaseException) -> str:
 
 
 class PostgresLedger:
-    def __init__(self, url: str, lease: float = 30.0, retry_for: float = 10.0) -> None:
+    def __init__(self, url: str, lease: float = DEFAULT_LEASE, retry_for: float = 10.0) -> None:
         self.url = url
         self.where = public_url(url)
         self.lease = lease

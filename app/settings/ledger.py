@@ -12,10 +12,12 @@ from urllib.parse import urlsplit
 
 from .checks import ConfigError
 
-__all__ = ["LedgerSettings", "DEFAULT_LEASE", "parse_ledger", "url_has_password"]
+__all__ = ["LedgerSettings", "DEFAULT_LEASE", "POSTGRES_SCHEMES", "parse_ledger", "url_has_password"]
 
 #: Seconds a claim holds without being renewed (PostgreSQL ledgers).
 DEFAULT_LEASE = 30.0
+#: How a shared ledger's URL starts.
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
 @dataclass(slots=True, frozen=True)
@@ -28,7 +30,7 @@ class LedgerSettings:
 def parse_ledger(data: dict[str, Any], where: str) -> LedgerSettings:
     ledger = data.get("ledger")
     if ledger is not None:
-        if not isinstance(ledger, str) or not ledger.startswith(("postgresql://", "postgres://")):
+        if not isinstance(ledger, str) or not ledger.startswith(POSTGRES_SCHEMES):
             raise ConfigError(f"{where}: ledger must be a postgresql:// URL (leave it out for the embedded sqlite "
                               "ledger)")
         if url_has_password(ledger):

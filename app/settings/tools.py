@@ -19,6 +19,9 @@ __all__ = ["BUILTIN_TOOL_NAMES", "TOOL_KEYS", "CommandToolConfig", "parse_tool",
 #: names): offered with the demo provider, and elsewhere only when a profile lists them.
 BUILTIN_TOOL_NAMES = ("search_orders", "get_order", "create_ticket")
 
+#: Seconds a command tool may run unless its table says otherwise.
+DEFAULT_TIMEOUT = 30.0
+
 #: The keys a ``[tools.NAME]`` table may hold; anything else gets a warning naming it.
 TOOL_KEYS = {"command", "description", "parameters", "read_only", "display", "timeout", "approval"}
 
@@ -31,7 +34,7 @@ class CommandToolConfig:
     parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
     read_only: bool = False
     display: list[tuple[str, str]] = field(default_factory=list)
-    timeout: float = 30.0
+    timeout: float = DEFAULT_TIMEOUT
     approval: str | None = None
 
 
@@ -64,7 +67,7 @@ def parse_tool(name: str, table: Any, where: str, warnings: list[str]) -> Comman
         parameters=parameters,
         read_only=bool(table.get("read_only", False)),
         display=display,
-        timeout=positive_float(table, "timeout", 30.0, where),
+        timeout=positive_float(table, "timeout", DEFAULT_TIMEOUT, where),
         approval=approval_mode(table.get("approval"), f"{where}.approval"),
     )
 

@@ -1,2 +1,3 @@
-"""Tools and running them once: the registry, the finaliser, the ledger and
-the dispatcher worker (DESIGN.md steps 6–8)."""
+"""Tools and running them once: the registry (built-ins, command tools, and
+what an attached source such as the MCP servers adds), the finaliser, the
+approval rules and the dispatcher worker (DESIGN.md steps 6–8)."""
