@@ -13,6 +13,7 @@ from app.chat.events import BlockOpened, CallState, ChatEvent
 from app.runtime.wiring import open_runtime
 from app.settings.config import Config, ProviderProfile
 from app.tools.approvals import Approvals
+from tests import storefaults
 
 
 async def main(conversation: str, forming: bool = False, speed: float = 20.0) -> None:
@@ -20,7 +21,7 @@ async def main(conversation: str, forming: bool = False, speed: float = 20.0) ->
                                                        demo_dialect="anthropic")}, default="demo")
     runtime = open_runtime(config=config)
     session = runtime.session(approvals=Approvals.from_config(runtime.config, approve="all"))
-    runtime.store._db.execute("UPDATE conversations SET id = ? WHERE id = ?", (conversation, session.conversation))
+    storefaults.rename_conversation(runtime.store.path, session.conversation, conversation)
     session.conversation = conversation
     for listener in session.listeners:
         if hasattr(listener, "conversation"):
