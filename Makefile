@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup run test test-all fuzz bench bench-tui bench-warming bench-mcp bench-memory bench-ledger bench-limits bench-search bench-startup bench-many-calls typecheck lint clean peers-mcp peers-litellm peers-startup peers
+.PHONY: setup run test test-all fuzz bench bench-tui bench-warming bench-mcp bench-memory bench-ledger bench-limits bench-search bench-startup bench-many-calls typecheck lint contracts clean peers-mcp peers-litellm peers-startup peers
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -42,10 +42,14 @@ peers: peers-mcp peers-litellm peers-startup
 run: setup
 	$(BIN)/callstream
 
-test: setup
+# The layer contracts of pyproject.toml ([tool.importlinter]); `make test` runs them first.
+contracts: setup
+	$(BIN)/lint-imports
+
+test: setup contracts
 	$(BIN)/python -m pytest -q
 
-test-all: setup
+test-all: setup contracts
 	$(BIN)/python -m pytest -q --run-slow
 
 bench: setup

@@ -14,6 +14,7 @@ from app.runtime.wiring import open_runtime
 from app.settings.config import Config
 from app.settings.profiles import ProviderProfile
 from app.tools.approvals import Approvals
+from tests import storefaults
 
 
 async def main(conversation: str, forming: bool = False, speed: float = 20.0) -> None:
@@ -21,7 +22,7 @@ async def main(conversation: str, forming: bool = False, speed: float = 20.0) ->
                                                        demo_dialect="anthropic")}, default="demo")
     runtime = open_runtime(config=config)
     session = runtime.session(approvals=Approvals.from_config(runtime.config, approve="all"))
-    runtime.store._db.execute("UPDATE conversations SET id = ? WHERE id = ?", (conversation, session.conversation))
+    storefaults.rename_conversation(runtime.store.path, session.conversation, conversation)
     session.conversation = conversation
     for listener in session.listeners:
         if hasattr(listener, "conversation"):

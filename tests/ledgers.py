@@ -7,14 +7,13 @@ what a client that died mid-call leaves behind, in each back-end's terms.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from app.ledger import Ledger, SqliteLedger
-from app.ledger.keys import canonical_json
+from tests import storefaults
 from tests.conftest import ROOT
 
 #: Short leases so a test waits seconds, not half a minute, for one to run out.
@@ -33,11 +32,7 @@ def leave_dead_claim(ledger: Ledger, key: str, conversation: str, turn: int, too
                      arguments: dict[str, Any], occurrence: int) -> None:
     """A claim without a result whose holder is gone (dead pid / lease run out)."""
     if isinstance(ledger, SqliteLedger):
-        ledger._db.execute(
-            "INSERT OR IGNORE INTO ledger (key, conversation, turn, tool, arguments, occurrence, state, claimed_at, "
-            "owner) VALUES (?, ?, ?, ?, ?, ?, 'claimed', 0, ?)",
-            (key, conversation, turn, tool, canonical_json(arguments), occurrence,
-             f"{os.uname().nodename}:{2**22 + 777}"))
+        storefaults.leave_dead_claim(ledger.path, key, conversation, turn, tool, arguments, occurrence)
         return
     ledger._insert_expired(key, conversation, turn, tool, arguments, occurrence)  # type: ignore[attr-defined]
 

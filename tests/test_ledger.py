@@ -16,6 +16,7 @@ from app.ledger import SqliteLedger, canonical_json, idempotency_key
 from app.tools.base import Tool, ToolContext, ToolError
 from app.tools.dispatcher import CallUpdate, Dispatcher
 from app.tools.registry import Registry
+from tests import storefaults
 from tests.conftest import ROOT
 from tests.waiting import wait_until, wait_until_sync
 
@@ -76,9 +77,7 @@ def test_claim_then_record_then_reuse(tmp_path: Path) -> None:
 
 def test_claim_without_result_from_a_dead_process_is_unknown(tmp_path: Path) -> None:
     ledger = SqliteLedger(tmp_path / "l.db")
-    ledger._db.execute("INSERT INTO ledger (key, conversation, turn, tool, arguments, occurrence, state, "
-                       "claimed_at, owner) VALUES ('k', 'c', 0, 't', '{}', 1, 'claimed', 0, ?)",
-                       (f"{os.uname().nodename}:{2**22 + 4321}",))
+    storefaults.leave_dead_claim(ledger.path, "k", "c", 0, "t", {}, 1, owner=storefaults.dead_owner(2**22 + 4321))
     assert ledger.claim("k", "c", 0, "t", {}, 1).state == "unknown"
     assert ledger.entries()[0]["state"] == "unknown"
 

@@ -14,7 +14,7 @@ from app.net.endpoint import Endpoint
 from app.settings.config import Config
 from app.store.search import fts_query
 from app.store.transcripts import Store
-from tests import streamgen
+from tests import storefaults, streamgen
 from tests.conftest import ROOT
 from tests.conversations import converse
 from tests.faultserver import FaultServer, Reply
@@ -44,12 +44,11 @@ def test_an_unlisted_argument_value_is_never_found_or_returned(home: Path, tmp_p
     conversation = _secret_conversation(tmp_path)
     store = Store(data_dir() / "callstream.db")
     try:
-        raw = store._db.execute("SELECT CAST(raw AS TEXT) FROM call_arguments WHERE conversation = ?",
-                                (conversation,)).fetchall()
-        assert any(PLANTED in r[0] for r in raw)  # the raw buffer is kept, for the log…
+        raw = storefaults.call_buffers(store.path, conversation)
+        assert any(PLANTED in r for r in raw)  # the raw buffer is kept, for the log…
         for words in (PLANTED, "zanzibar", "quokka", "4471", "zanz", "api_token", "api"):
             assert store.search(words) == [], words  # …but nothing of it is searchable
-        indexed = " ".join(r[0] for r in store._db.execute("SELECT body FROM search_text"))
+        indexed = " ".join(storefaults.search_index(store.path))
         assert "zanzibar" not in indexed and "quokka" not in indexed
         assert [h.conversation for h in store.search("lookup_user")] == [conversation]  # the tool's name
         assert store.search("Query ada")  # the allow-listed field

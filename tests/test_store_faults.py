@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from app.store.schema import SCHEMA_VERSION
+from tests import storefaults
 from tests.conftest import ROOT
 from tests.test_hostile_input import Saved, run, saved, stated  # noqa: F401  (the fixture)
 
@@ -210,16 +211,14 @@ def test_prose_is_stored_in_pieces_that_reopen_as_the_whole(home: Path) -> None:
     for start in range(0, len(text), 150_001):
         block.append(text[start:start + 150_001])
         store.put_block("c", 0, 0, block, growing=True)
-        sizes.append(store._db.execute("SELECT COALESCE(SUM(LENGTH(text)), 0) FROM prose_parts").fetchone()[0])
+        sizes.append(storefaults.prose_bytes(store.path))
     assert sizes == sorted(sizes) and 0 < sizes[-1] < len(text)  # grows; the last characters wait
     store.put_block("c", 0, 0, block)
     store.put_block("c", 0, 0, block)  # the turn's end writes every block again: no second copy
-    parts = [r[0] for r in store._db.execute("SELECT text FROM prose_parts ORDER BY part")]
+    parts = storefaults.prose_parts(store.path)
     assert len(parts) > 4 and max(map(len, parts)) <= 1 << 20
-    record = store._db.execute("SELECT record FROM blocks").fetchone()[0]
-    assert json.loads(record) == {"type": "text", "text": ""}  # the record no longer carries the text
-    store._db.execute("INSERT INTO entries (conversation, seq, kind, turn, state, started) "
-                      "VALUES ('c', 0, 'turn', 0, 'done', 0)")
+    assert storefaults.first_block_record(store.path) == {"type": "text", "text": ""}  # the record holds no text
+    storefaults.add_finished_turn(store.path, "c", 0)
     conv = store.load("c")
     assert conv is not None
     (turn,) = conv.items

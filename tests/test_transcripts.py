@@ -27,7 +27,7 @@ from app.stream import ToolCallBlock, block_record
 from app.stream.dialects import REQUEST_BUILDERS
 from app.stream.history import Assistant, ToolResult
 from app.tools.registry import Registry
-from tests import streamgen
+from tests import storefaults, streamgen
 from tests.conftest import ROOT
 from tests.conversations import converse, demo_config, stored
 from tests.faultserver import FaultServer, Reply
@@ -93,21 +93,7 @@ def _shape_session(shape: str, dialect: str, home: Path) -> str:
 
 def _mark_unknown(conversation: str) -> None:
     """Turn the last ran call of the conversation into an interrupted run (a crash mid-tool)."""
-    store = Store(data_dir() / "callstream.db")
-    row = store._db.execute("SELECT seq, idx, record FROM blocks WHERE conversation = ? ORDER BY seq DESC, idx",
-                            (conversation,)).fetchall()
-    for seq, idx, record in row:
-        data = json.loads(record)
-        if data.get("type") == "tool_call" and data.get("state") == "ran":
-            data["state"] = "running"
-            store._db.execute("UPDATE blocks SET record = ? WHERE conversation = ? AND seq = ? AND idx = ?",
-                              (json.dumps(data), conversation, seq, idx))
-            store._db.execute("UPDATE entries SET state = 'streaming' WHERE conversation = ? AND seq = ?",
-                              (conversation, seq))
-            store._db.execute("DELETE FROM entries WHERE conversation = ? AND seq > ?", (conversation, seq))
-            store._db.execute("DELETE FROM blocks WHERE conversation = ? AND seq > ?", (conversation, seq))
-            break
-    store.close()
+    storefaults.interrupt_last_ran_call(data_dir() / "callstream.db", conversation)
 
 
 def _validate(dialect: str, body: dict[str, Any]) -> None:
@@ -248,10 +234,7 @@ def test_a_big_call_is_stored_once_not_once_per_state(home: Path, monkeypatch: p
     assert writes[-1] == len(args) and writes.count(len(args)) == 1
     # while it formed, its prefix was kept for a kill (issue 12): each flush a quarter bigger, so linear overall
     assert sum(writes) <= 5 * len(args), writes
-    store = Store(data_dir() / "callstream.db")
-    (held,) = store._db.execute("SELECT (SELECT SUM(LENGTH(record)) FROM blocks) + "
-                                "(SELECT SUM(LENGTH(raw)) FROM call_arguments)").fetchone()
-    store.close()
+    held = storefaults.bytes_held_for_calls(data_dir() / "callstream.db")
     assert held <= 1.2 * len(args)  # the buffer once, no parsed copy beside it
     conv = stored(conversation)
     (call,) = [b for item in conv.items if hasattr(item, "blocks") for b in item.blocks if b.type == "tool_call"]
@@ -261,17 +244,7 @@ def test_a_big_call_is_stored_once_not_once_per_state(home: Path, monkeypatch: p
 
 def test_a_record_that_holds_its_buffer_inline_still_loads(home: Path) -> None:
     conversation = converse(["Show me order A-1042"]).conversation
-    store = Store(data_dir() / "callstream.db")
-    raws = {(r["seq"], r["idx"]): r["raw"] for r in
-            store._db.execute("SELECT seq, idx, CAST(raw AS TEXT) AS raw FROM call_arguments")}
-    assert raws
-    for (seq, idx), raw in raws.items():  # the shape files written before call_arguments have
-        (record,) = store._db.execute("SELECT record FROM blocks WHERE seq = ? AND idx = ?", (seq, idx)).fetchone()
-        data = json.loads(record)
-        data.update(arguments_raw=raw, arguments=json.loads(raw) if data["final"] else None)
-        store._db.execute("UPDATE blocks SET record = ? WHERE seq = ? AND idx = ?", (json.dumps(data), seq, idx))
-    store._db.execute("DELETE FROM call_arguments")
-    store.close()
+    storefaults.inline_call_buffers(data_dir() / "callstream.db")  # the shape files written before call_arguments
     calls = [b for item in stored(conversation).items if hasattr(item, "blocks") for b in item.blocks
              if b.type == "tool_call"]
     assert calls and all(c.arguments_raw and c.arguments == json.loads(c.arguments_raw) for c in calls)

@@ -28,6 +28,7 @@ from app.stream import ToolCallBlock, block_record
 from app.stream.dialects import REQUEST_BUILDERS
 from app.tools.approvals import Answer
 from app.tools.builtin import CREATE_TICKET
+from tests import storefaults
 from tests.conftest import ROOT
 from tests.test_transcripts import _validate
 
@@ -87,7 +88,7 @@ def test_a_linear_store_from_the_previous_version_migrates_with_nothing_lost(hom
     before = json.loads((DATA / "store-v1.export.json").read_text())
     ledger = SqliteLedger(path)  # the runtime opens the ledger first
     store = Store(path)
-    assert store._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert storefaults.schema_version(path) == SCHEMA_VERSION
     for old in before:
         conv = store.load(old["conversation"]["id"])
         assert conv is not None and len(conv.items) == len(conv.tree) == len(old["items"])

@@ -24,7 +24,7 @@ from app.tui.app import CallstreamApp, make_app
 from tests import streamgen
 from tests.faultserver import FaultServer, Reply
 from tests.snapshots import check_snapshot
-from tests.test_tui import cards, demo_config, settle, still
+from tests.test_tui import cards, demo_config, on_screen, settle, still
 from tests.waiting import wait_for
 from widgets.note import NoteBlock
 from widgets.prompt_input import PromptInput
@@ -323,7 +323,8 @@ async def test_slash_new_starts_a_fresh_conversation() -> None:
         await send(app, pilot, "/new")
         await wait_for(pilot, lambda: app.session.conversation != first, "a new conversation")
         assert not app.session.history
-        assert not app.screen.query(UserMessage)
+        shown = on_screen(app)
+        assert "Let me pull up A-1042" not in shown and "get_order" not in shown, shown  # the old exchange is gone
         assert app.runtime.store.load(first) is not None  # the old one stays saved
 
 
@@ -425,7 +426,8 @@ async def test_slash_clear_empties_the_screen_and_keeps_the_conversation() -> No
         await send(app, pilot, "Show me order A-1042")
         before = list(app.session.history)
         await send(app, pilot, "/clear")
-        assert not app.screen.query(UserMessage) and not cards(app)
+        shown = on_screen(app)
+        assert "Let me pull up A-1042" not in shown and "get_order" not in shown, shown
         assert app.session.history == before
         assert "Screen cleared" in notes(app)[-1]
 

@@ -31,7 +31,7 @@ from app.stream import assemble
 from app.stream.usage import Usage, total, usage_words
 from app.tools.approvals import Approvals
 from app.tui.app import make_app
-from tests import streamgen
+from tests import storefaults, streamgen
 from tests import test_tui as tui
 from tests.conftest import REAL
 from tests.conversations import demo_config
@@ -396,8 +396,7 @@ def test_a_damaged_usage_column_reopens_as_no_usage(tmp_path: Path) -> None:
     session, _, _ = _demo_exchange("anthropic")
     runtime = open_runtime(config=demo_config("anthropic"))
     try:
-        runtime.store._db.execute("UPDATE entries SET usage = '{not json' WHERE conversation = ?",
-                                  (session.conversation,))
+        storefaults.damage_usage(runtime.store.path, session.conversation)
         stored = runtime.store.load(session.conversation)
         assert stored is not None
         assert all(i.usage is None for i in stored.items if isinstance(i, StoredTurn))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from ..stream.inert import inert
 
@@ -89,8 +89,8 @@ def prompt_options(parser: argparse.ArgumentParser) -> None:
                         "if it names one)")
 
 
-def warn_config(warnings: list[str], err: object = None) -> None:
+def warn_config(warnings: list[str], err: TextIO | None = None) -> None:
     """One inert line per unknown config key, so a typo never passes silently."""
     stream = err if err is not None else sys.stderr
     for warning in warnings:
-        print(f"callstream: warning: {inert(warning)}", file=stream)  # type: ignore[call-overload]
+        print(f"callstream: warning: {inert(warning)}", file=stream)

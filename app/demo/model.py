@@ -57,7 +57,8 @@ class _Context:
         self.attempt = attempt
         self.dialect = dialect
         last_user = max((i for i, e in enumerate(history) if isinstance(e, User)), default=-1)
-        self.user = history[last_user].text if last_user >= 0 else ""
+        said = history[last_user] if last_user >= 0 else None
+        self.user = said.text if isinstance(said, User) else ""
         self.turn = sum(1 for e in history if isinstance(e, User))
         self.after = history[last_user + 1 :]
         self.calls: list[CallRecord] = [c for e in self.after if isinstance(e, Assistant) for c in e.calls]
@@ -176,7 +177,7 @@ def _orders_in(results: list[ToolResult]) -> list[dict[str, Any]]:
 
 
 def _describe(order: dict[str, Any]) -> str:
-    bits = [order["order_id"]]
+    bits: list[str] = [order["order_id"]]
     if order.get("status"):
         bits.append(str(order["status"]))
     if order.get("placed"):

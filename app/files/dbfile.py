@@ -81,7 +81,7 @@ class _Connection(sqlite3.Connection):
             return exc  # a constraint (the ledger's claim race) or a wait: the caller's business
         return explain(self.where, exc)
 
-    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:  # type: ignore[override]
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
         try:
             return super().execute(sql, _clean(parameters))
         except sqlite3.DatabaseError as exc:
@@ -90,7 +90,7 @@ class _Connection(sqlite3.Connection):
                 raise
             raise failure from exc
 
-    def executemany(self, sql: str, parameters: Iterable[Any], /) -> sqlite3.Cursor:  # type: ignore[override]
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> sqlite3.Cursor:
         try:
             return super().executemany(sql, (_clean(p) for p in parameters))
         except sqlite3.DatabaseError as exc:
@@ -125,10 +125,12 @@ class _Connection(sqlite3.Connection):
         names, marks = ", ".join(key), ", ".join("?" * len(key))
         cursor = self.execute(f"INSERT OR REPLACE INTO {table} ({names}, {column}) VALUES ({marks}, zeroblob(?))",
                               (*key.values(), size))
+        row = cursor.lastrowid
         if not size:
             return
+        assert row is not None  # the INSERT above made the row
         try:
-            with self.blobopen(table, column, cursor.lastrowid) as blob:
+            with self.blobopen(table, column, row) as blob:
                 for start in pieces:
                     blob.write(text[start:start + _PIECE].encode())
         except sqlite3.DatabaseError as exc:

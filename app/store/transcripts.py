@@ -22,6 +22,7 @@ conversation says.
 
 from __future__ import annotations
 
+import builtins  # Store.list shadows the type in the class body
 import contextlib
 import json
 import math
@@ -529,7 +530,7 @@ class Store:
         rows = self._db.execute("SELECT conversation, turn, branch FROM entries WHERE kind = 'turn'").fetchall()
         return {(r[0], r[1]): r[2] for r in rows}
 
-    def search(self, text: str, limit: int = 50, conversation: str | None = None) -> list[search.Hit]:
+    def search(self, text: str, limit: int = 50, conversation: str | None = None) -> builtins.list[search.Hit]:
         """The best matches of ``text`` (in ``conversation`` only, a whole id, when given)."""
         return search.query(self._db, text, limit, conversation)
 

@@ -42,8 +42,9 @@ def parse_request(body: dict[str, Any]) -> Request:
             calls = []
             for block in blocks:
                 if block.get("type") == "tool_use":
+                    arguments = block.get("input")
                     record = CallRecord(str(block.get("id", "")), str(block.get("name", "")),
-                                        block.get("input") if isinstance(block.get("input"), dict) else {})
+                                        arguments if isinstance(arguments, dict) else {})
                     names[record.id] = record.name
                     calls.append(record)
             history.append(Assistant(text, calls))
@@ -78,7 +79,7 @@ class MessagesEncoder(Encoder):
         self._reason: str | None = None
 
     def begin(self) -> list[bytes]:
-        message = {"id": self.message_id, "type": "message", "role": "assistant", "model": self.model,
+        message: dict[str, Any] = {"id": self.message_id, "type": "message", "role": "assistant", "model": self.model,
                    "content": [], "stop_reason": None, "stop_sequence": None,
                    "usage": {"input_tokens": self.usage[0], "output_tokens": 1}}
         return [sse({"type": "message_start", "message": message}, "message_start")]

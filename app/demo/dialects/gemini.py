@@ -71,8 +71,9 @@ def parse_request(body: dict[str, Any]) -> Request:
                 call = _field(part, "functionCall")
                 if isinstance(call, dict):
                     count += 1
+                    arguments = call.get("args")
                     record = CallRecord(str(call.get("id") or f"gemini-call-{count}"), str(call.get("name", "")),
-                                        call.get("args") if isinstance(call.get("args"), dict) else {})
+                                        arguments if isinstance(arguments, dict) else {})
                     entry.calls.append(record)
                     pending.append(record)
             history.append(entry)
@@ -89,7 +90,7 @@ def parse_request(body: dict[str, Any]) -> Request:
                 payload = response.get("response")
                 text = json.dumps(payload.get("result", payload) if isinstance(payload, dict) else payload)
                 is_error = isinstance(payload, dict) and "error" in payload and "result" not in payload
-                if is_error:
+                if is_error and isinstance(payload, dict):
                     text = str(payload.get("error"))
                 history.append(ToolResult(match.id if match else str(response.get("id", "")), name, text, is_error))
             elif "text" in part:
