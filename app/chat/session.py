@@ -27,7 +27,8 @@ import httpx
 from ..ledger import Ledger, conversation_scope
 from ..net.endpoint import Endpoint
 from ..net.stream import CancelledWithTurn, Recorder, RequestFailed, Timeouts, stream_once
-from ..rules.words import interrupted_note, plural
+from ..rules.told import answered_calls, approval_note, call_ids, cause_words, interruption_note, pending_names, told
+from ..rules.words import plural
 from ..stream import (
     PENDING_APPROVAL,
     Block,
@@ -39,9 +40,10 @@ from ..stream import (
     Turn,
     TurnClosed,
     Update,
+    dispatched,
 )
 from ..stream.dialects import REQUEST_BUILDERS, USAGE_REQUESTS
-from ..stream.history import Assistant, CallRecord, Entry, ToolResult, User
+from ..stream.history import Assistant, Entry, User
 from ..stream.limits import DEFAULT_LIMITS, Limits
 from ..stream.preview import FormingPreview
 from ..stream.usage import Usage, total
@@ -60,40 +62,9 @@ from .events import (
     TurnDone,
     UserSent,
 )
+from .place import Resync
 
-__all__ = ["ChatSession", "TurnRecord", "Resync", "interruption_note", "approval_note", "ANSWERED", "DISPATCHED",
-           "dispatched"]
-
-#: States whose result goes back to the model.
-ANSWERED = frozenset({"ran", "failed", "unknown", "rejected", "denied"})
-
-
-def approval_note(names: list[str]) -> str:
-    """One line for the history: calls that wait for the user's approval have not run."""
-    listed = ", ".join(dict.fromkeys(names))
-    verb = "is" if len(names) == 1 else "are"
-    return f"Waiting for approval: {listed} {verb} waiting for the user's approval and has not run yet."
-
-#: States of a call the dispatcher was handed: from then on it may have run,
-#: so the turn it belongs to is never regenerated (docs/architecture.md,
-#: "A call that ran belongs to the history").
-DISPATCHED = frozenset({"waiting", "running", "ran", "failed", "unknown"})
-
-
-def dispatched(blocks: list[Block]) -> bool:
-    """Whether any of a turn's own calls was handed to the dispatcher."""
-    return any(isinstance(b, ToolCallBlock) and not b.provider_executed and b.state in DISPATCHED for b in blocks)
-
-
-@dataclass(slots=True)
-class Resync:
-    """The stored conversation moved on in another process: the history to
-    continue from, where Ctrl+R would start (as ``ChatSession._failed``), and
-    the stored items this session had not seen (for the screen)."""
-
-    history: list[Entry]
-    failed: tuple[int, int | None] | None
-    added: list[Any]
+__all__ = ["ChatSession", "TurnRecord"]
 
 
 @dataclass(slots=True)
@@ -133,26 +104,6 @@ class TurnRecord:
         return out
 
 
-def _cause_words(turn: Turn) -> str:
-    if turn.outcome == "cut_off":
-        return {"disconnect": "the connection dropped", "timeout": "the stream timed out",
-                "cancelled": "the turn was cancelled"}.get(turn.cause or "", "the stream ended early")
-    if turn.outcome == "truncated":
-        return "the output limit cut the reply off"
-    if turn.outcome == "malformed":
-        return f"the reply was malformed ({turn.error})" if turn.error else "the reply was malformed"
-    if turn.outcome == "provider_error" and turn.cause == "unreachable":
-        return turn.error or "the provider could not be reached"  # no reply at all: not the provider's word
-    if turn.outcome == "provider_error":
-        return f"the provider reported an error ({turn.error})" if turn.error else "the provider reported an error"
-    return "the turn ended"
-
-
-def interruption_note(turn: Turn, unfinished: list[str]) -> str:
-    """One line: what happened, and that the unfinished calls did not run."""
-    return interrupted_note(_cause_words(turn), unfinished)
-
-
 def _retryable(turn: Turn) -> bool:
     """A transient failure: the provider said so, or the stream was cut (not by us)."""
     return turn.outcome == "provider_error" or (turn.outcome == "cut_off" and turn.cause != "cancelled")
@@ -161,7 +112,7 @@ def _retryable(turn: Turn) -> bool:
 def _failure_words(turn: Turn) -> str:
     if turn.outcome == "cut_off" and turn.error:
         return turn.error
-    return _cause_words(turn)
+    return cause_words(turn)
 
 
 def _grown_once(updates: list[Update]) -> list[Update]:
@@ -541,15 +492,15 @@ class ChatSession:
         capped = over_cap(dispatcher.max_calls)
         for call in calls:
             if call.state in ("preparing", "waiting", "running"):
-                call.state = "not run"
-                call.result = call.result or f"Not run: {call.problem or 'the turn ended first'}."
+                if call.result is None:
+                    call.stop(call.problem or "the turn ended first")
+                else:
+                    call.state = "not run"
                 self._emit(CallState(record.index, record.blocks.index(call), call.state))
-            if call.state == "not run" and call.result != capped:
+            if call.state == "not run" and call.not_run != capped:
                 unfinished.append(call.name or "a call")
-        answered = [c for c in calls if c.state in ANSWERED]
-        records = [CallRecord(c.id or f"call_{record.index}_{i}", c.name, c.arguments or {})
-                   for i, c in enumerate(answered)]
-        pending = [c.name for c in calls if c.state in PENDING_APPROVAL]
+        answered = answered_calls(record.blocks)
+        pending = pending_names(record.blocks)
         note = approval_note(pending) if pending and not failed else None
         start = len(self.history)
         if failed:
@@ -563,10 +514,9 @@ class ChatSession:
                      f"limit); {dispatcher.capped} more were not run.")
             note = f"{note} {limit}" if note else limit
         record.note = note
-        self.history.append(Assistant(turn.text, records, note))
-        for call, call_record in zip(answered, records, strict=True):
-            call.id = call_record.id
-            self.history.append(ToolResult(call_record.id, call.name, call.result or "", call.state != "ran"))
+        for call, call_id in zip(answered, call_ids(record.index, answered), strict=True):
+            call.id = call_id  # the id the history gives it, stored with it, so a reload tells the same
+        self.history += told(record.index, record.blocks, note)
         self._mark("results", turn=record.index, calls=[
             {"key": c.key, "state": c.state, "result": c.result, "reused": c.reused}
             for c in calls if c.key is not None])
@@ -608,7 +558,7 @@ class ChatSession:
         ``answers`` is decided by the rules, asking nobody). Each runs under its
         stored key, so the ledger keeps it to once; the history is rebuilt so
         the next request carries the results. True if none is left pending."""
-        from ..store.transcripts import history_of
+        from ..store.transcripts import history_of  # the store is read only here: not on the loop's import path
 
         pending = self.pending_approvals()
         if not pending:
@@ -667,13 +617,12 @@ class ChatSession:
                     call.state, call.result, call.summary = "rejected", verdict.message, verdict.display
                     self._emit(CallState(record.index, update.index, call.state))
                 elif isinstance(verdict, NotRun):
-                    call.state, call.result = "not run", f"Not run: {verdict.reason}."
+                    call.stop(verdict.reason)
                     self._emit(CallState(record.index, update.index, call.state))
             elif isinstance(update, TurnClosed):
                 for i, block in enumerate(blocks):
                     if isinstance(block, ToolCallBlock) and block.state == "preparing" and not block.provider_executed:
-                        block.state = "not run"
-                        block.result = f"Not run: {block.problem or 'the turn ended before it completed'}."
+                        block.stop(block.problem or "the turn ended before it completed")
                         self._emit(CallState(record.index, i, block.state))
 
     def _watch_forming(self, attempt: int, index: int, call: ToolCallBlock, fragment: str) -> None:
@@ -722,6 +671,8 @@ class ChatSession:
         call.timings[update.state] = update.at
         if update.result is not None:
             call.result = update.result
+        if update.not_run is not None:
+            call.not_run = update.not_run
         call.reused = call.reused or update.reused
         call.key = update.key or call.key
         call.other_branch = update.other_branch or call.other_branch

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from ..chat.events import ExchangeDone
 from ..chat.session import ChatSession
+from ..chat.transcribe import TranscriptWriter
 from ..files.paths import data_dir, recordings_dir
 from ..ledger import Ledger, conversation_scope, open_ledger
 from ..net.stream import Timeouts
@@ -23,7 +24,6 @@ from ..store.transcripts import (
     StoredEntry,
     StoredTurn,
     StoredUser,
-    TranscriptWriter,
     UnresolvedConversation,
     history_of,
     retry_point,

@@ -118,7 +118,7 @@ def conversation_of(steps: list[Step], meta: dict[str, Any], source: str) -> Imp
                        and b.state == "not run"]
             for block in entry.blocks:
                 if isinstance(block, ToolCallBlock) and block.state == "not run":
-                    block.result = f"Not run: the {source} transcript recorded no result for it."
+                    block.stop(f"the {source} transcript recorded no result for it")
             if missing:
                 names = ", ".join(dict.fromkeys(missing))
                 verb = "it" if len(missing) == 1 else "them"
