@@ -29,6 +29,8 @@ __all__ = [
 @dataclass(slots=True)
 class UserSent:
     text: str
+    #: Its entry in the stored conversation's tree (None: nothing stores this session).
+    entry: int | None = None
 
 
 @dataclass(slots=True)
@@ -38,6 +40,8 @@ class AttemptStarted:
 
     turn: int
     attempt: int
+    #: The turn's entry in the stored conversation's tree (None: nothing stores this session).
+    entry: int | None = None
 
 
 @dataclass(slots=True)
@@ -73,7 +77,6 @@ class AttemptFailed:
     turn: int
     attempt: int
     message: str
-    retrying: bool
 
 
 @dataclass(slots=True)

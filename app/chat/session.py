@@ -20,7 +20,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -62,7 +62,10 @@ from .events import (
     TurnDone,
     UserSent,
 )
-from .place import Resync
+from .place import EntryBook
+
+if TYPE_CHECKING:
+    from ..store.transcripts import Conversation
 
 __all__ = ["ChatSession", "TurnRecord"]
 
@@ -208,30 +211,35 @@ class ChatSession:
         self._continuations = 0
         #: A turn index to re-issue instead of allocating one (retry_last).
         self._reissue: int | None = None
-        #: Set by the runtime: turn numbers from the store, allocated under its
-        #: write lock so two processes on one conversation never share one.
-        self.turn_source: Callable[[], int] | None = None
-        #: Set by the runtime: what other processes added to the stored conversation.
-        self.resync: Callable[[], Resync | None] | None = None
+        #: Set by the runtime (its transcript writer): the store numbers each new
+        #: entry, under its write lock so two processes on one conversation never
+        #: share one, and says what other processes added.
+        self.book: EntryBook | None = None
         #: The stored conversation this session continues, if any (for the screen).
-        self.stored: Any = None
-        #: Where in the conversation's tree the next entry goes: the branch
-        #: (part of every ledger key; "" is the main one), the store's id of the
-        #: entry it follows (kept by the transcript writer), the turn indices on
-        #: the path from the root, and the (conversation, turns) this one was
-        #: forked from — what "another branch" means to the dispatcher.
+        self.stored: Conversation | None = None
+        #: Where in the conversation's tree the next entry goes, kept by the
+        #: session alone (it moves before any listener hears of the new entry):
+        #: the branch (part of every ledger key; "" is the main one), the entry
+        #: it follows, the turn indices on the path from the root, and the
+        #: (conversation, turns) this one was forked from — what "another
+        #: branch" means to the dispatcher.
         self.branch = ""
         self.position: int | None = None
         self.path_turns: set[int] = set()
         self.origins: list[tuple[str, frozenset[int]]] = []
-        #: The tree has entries off this path (or the conversation is a fork).
-        self.branched = False
         #: Who may run what without asking (app/tools/approvals.Approvals); None: nothing asks.
         self.approvals: Any = None
         #: Ask for usage where the wire needs asking (a profile's ``usage = false`` turns it off).
         self.request_usage = True
         #: Where the exchange in progress began in ``turns`` (its usage is theirs).
         self._exchange_start = 0
+
+    @property
+    def branched(self) -> bool:
+        """The tree has entries off this path, or this is a branch or a fork."""
+        stored = self.stored
+        return bool(self.branch or self.origins) or (stored is not None and (
+            len(stored.tree) > len(stored.items) or bool(stored.forked_from)))
 
     # -- plumbing ------------------------------------------------------------
 
@@ -281,11 +289,15 @@ class ChatSession:
     def _catch_up(self) -> bool:
         """Before sending: take in the turns another process added to the
         stored conversation, and say so. True when it had moved on."""
-        moved = self.resync() if self.resync is not None else None
+        moved = self.book.resync() if self.book is not None else None
         if moved is None:
             return False
+        stored = self.stored = moved.stored
         self.history = moved.history
         self._failed = moved.failed
+        self.position = stored.head  # where it was last shown
+        self.branch = stored.items[-1].branch if stored.items else ""
+        self.path_turns = stored.path_turns
         turns = sum(1 for item in moved.added if hasattr(item, "blocks"))
         self._emit(ConversationMoved(moved.added, f"This conversation moved on in another process ({turns} turn"
                                      f"{'' if turns == 1 else 's'} added); continuing from there."))
@@ -295,7 +307,9 @@ class ChatSession:
         self._catch_up()
         self.history.append(User(text))
         self._mark("user", text=text)
-        self._emit(UserSent(text))
+        entry = self.book.user_entry(text, self.position, self.branch) if self.book is not None else None
+        self.position = entry if entry is not None else self.position
+        self._emit(UserSent(text, entry))
         return await self._rounds()
 
     def move_to(self, history: list[Entry], position: int | None, branch: str, path_turns: set[int],
@@ -354,8 +368,8 @@ class ChatSession:
     def _allocate(self) -> int:
         if self._reissue is not None:
             index, self._reissue = self._reissue, None
-        elif self.turn_source is not None:
-            index = self.turn_source()
+        elif self.book is not None:
+            index, self.position = self.book.turn_entry(self.position, self.branch)
         else:
             index = self.next_turn
         self.next_turn = max(self.next_turn, index + 1)
@@ -421,7 +435,9 @@ class ChatSession:
             dispatcher.begin_attempt()
             parser = StreamParser(self.endpoint.dialect, self.limits)
             record.blocks = parser.blocks
-            self._emit(AttemptStarted(index, attempt))
+            entry = self.book.attempt_entry(index, attempt, self.position, self.branch) if self.book else None
+            self.position = entry if entry is not None else self.position
+            self._emit(AttemptStarted(index, attempt, entry))
             self._mark("attempt", turn=index, attempt=attempt)
             try:
                 turn = await self._cancellable(stream_once(
@@ -470,7 +486,7 @@ class ChatSession:
     async def _fail_attempt(self, record: TurnRecord, attempt: int, words: str, delay: float) -> None:
         message = f"Attempt {attempt} failed: {words}. Retrying in {delay:.1f} s."
         record.failures.append(message)
-        self._emit(AttemptFailed(record.index, attempt, message, True))
+        self._emit(AttemptFailed(record.index, attempt, message))
         with contextlib.suppress(asyncio.CancelledError):
             await self._cancellable(asyncio.sleep(delay))
 

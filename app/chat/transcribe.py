@@ -16,14 +16,12 @@ from ..store.transcripts import Conversation, Store, StoredUser, history_of, ret
 from ..stream import ToolCallBlock
 from .events import (
     AttemptFailed,
-    AttemptStarted,
     BlockGrew,
     BlockOpened,
     CallState,
     ChatEvent,
     ExchangeDone,
     TurnDone,
-    UserSent,
 )
 from .place import Resync
 
@@ -38,8 +36,10 @@ _SMALL_BUFFER = 65_536
 
 class TranscriptWriter:
     """A ChatSession listener that writes the conversation as it happens, and
-    the session's link to the store across processes: it allocates turn
-    numbers (``allocate_turn``) and notices turns others added (``resync``)."""
+    the session's entry book: the store numbers each entry the session adds
+    (``user_entry``, ``turn_entry``, ``attempt_entry``) under its write lock,
+    and ``resync`` reports what other processes added. It never moves the
+    session: the session places itself from the numbers it is given."""
 
     def __init__(self, store: Store, session: ChatSession, provider: str,
                  stored: Conversation | None = None) -> None:
@@ -56,17 +56,29 @@ class TranscriptWriter:
         #: The user message the exchange in progress began with (None: the last one stored).
         self._user: int | None = None
 
-    def allocate_turn(self) -> int:
+    # -- the session's entry book (``place.EntryBook``): the store numbers each new entry ----
+
+    def user_entry(self, text: str, after: int | None, branch: str) -> int:
         self._ensure_conversation()
-        session = self.session
-        turn, seq = self.store.allocate_turn(self.conversation, session.position, session.branch)
-        self._seq[turn] = session.position = seq
+        seq = self._user = self.store.add_user(self.conversation, text, after, branch)
         self._known.add(seq)
-        return turn
+        return seq
+
+    def turn_entry(self, after: int | None, branch: str) -> tuple[int, int]:
+        self._ensure_conversation()
+        turn, seq = self.store.allocate_turn(self.conversation, after, branch)
+        self._seq[turn] = seq
+        self._known.add(seq)
+        return turn, seq
+
+    def attempt_entry(self, turn: int, attempt: int, after: int | None, branch: str) -> int:
+        seq = self._seq[turn] = self.store.start_turn(self.conversation, turn, attempt, after, branch)
+        self._known.add(seq)
+        self._flushed.clear()
+        return seq
 
     def resync(self) -> Resync | None:
-        """The stored conversation as it is now, if another process added to it
-        (the session moves to where it was last shown)."""
+        """The stored conversation as it is now, if another process added to it."""
         if self.store.entry_count(self.conversation) <= len(self._known):
             return None
         stored = self.store.load(self.conversation)
@@ -75,12 +87,6 @@ class TranscriptWriter:
         added = [item for item in stored.items if item.seq not in self._known]
         self._known.update(item.seq for item in stored.tree)
         history = history_of(stored)
-        session = self.session
-        session.stored = stored
-        session.position = stored.head
-        session.branch = stored.items[-1].branch if stored.items else ""
-        session.path_turns = stored.path_turns
-        session.branched = session.branched or len(stored.tree) > len(stored.items)
         self._user = next((e.seq for e in reversed(stored.items) if isinstance(e, StoredUser)), None)
         return Resync(history, retry_point(stored, history), added, stored)
 
@@ -90,21 +96,8 @@ class TranscriptWriter:
                           self.session.endpoint.dialect)
 
     def __call__(self, event: ChatEvent) -> None:
-        # The session's ``position`` is the tree's entry the next one follows:
-        # this writer moves it as it writes (listeners run in order, and the
-        # runtime adds this one first, so the screen sees the moved position).
         conv = self.conversation
-        session = self.session
-        if isinstance(event, UserSent):
-            self._ensure_conversation()
-            session.position = self._user = self.store.add_user(conv, event.text, session.position, session.branch)
-            self._known.add(session.position)
-        elif isinstance(event, AttemptStarted):
-            seq = self.store.start_turn(conv, event.turn, event.attempt, session.position, session.branch)
-            self._seq[event.turn] = session.position = seq
-            self._known.add(seq)
-            self._flushed.clear()
-        elif isinstance(event, BlockOpened):
+        if isinstance(event, BlockOpened):
             if event.index > 0:  # the block before it is complete
                 self._put(event.turn, event.index - 1)
             if event.block.type == "tool_call":

@@ -97,8 +97,7 @@ class Runtime:
         session.approvals = approvals if approvals is not None else Approvals.from_config(self.config)
         writer = TranscriptWriter(self.store, session, self.profile.provider, stored)
         session.listeners.append(writer)
-        session.turn_source = writer.allocate_turn
-        session.resync = writer.resync
+        session.book = writer
         if stored is not None:
             self._place(session, stored, stored.items, stored.head, stored.items[-1].branch if stored.items else "")
             session.origins = self._origins(stored)
@@ -132,7 +131,6 @@ class Runtime:
         if path and path[-1].seq >= stored.forked_len:  # a fork's copied turns are the original's to retry
             session.restore_failed(retry_point(path, history))  # the last turn failed: Ctrl+R may retry it
         session.stored = stored
-        session.branched = len(stored.tree) > len(path) or bool(stored.forked_from) or bool(branch)
         for listener in session.listeners:
             if isinstance(listener, TranscriptWriter):
                 listener.moved(next((e.seq for e in reversed(path) if isinstance(e, StoredUser)), None), stored)
