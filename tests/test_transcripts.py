@@ -22,7 +22,7 @@ from app.files.paths import data_dir
 from app.ledger import SqliteLedger
 from app.net.endpoint import Endpoint
 from app.settings.config import Config
-from app.store.transcripts import Store, export_document, history_of
+from app.store import Store, export_document, history_of
 from app.stream import ToolCallBlock, block_record
 from app.stream.dialects import REQUEST_BUILDERS
 from app.stream.history import Assistant, ToolResult

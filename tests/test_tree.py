@@ -20,8 +20,8 @@ import pytest
 from app.ledger import SqliteLedger, idempotency_key
 from app.runtime.wiring import Runtime, open_runtime
 from app.settings.config import CommandToolConfig, Config, ProviderProfile
+from app.store import Store, StoredTurn, StoredUser, export_document, history_of
 from app.store.schema import SCHEMA_VERSION, SchemaError
-from app.store.transcripts import Store, StoredTurn, StoredUser, export_document, history_of
 from app.stream import ToolCallBlock, block_record
 from app.stream.dialects import REQUEST_BUILDERS
 from app.tools.approvals import Answer

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 from ..stream.history import Entry
 
 if TYPE_CHECKING:
-    from ..store.transcripts import Conversation, StoredEntry
+    from ..store import StoredEntry, StoredTree
 
 __all__ = ["Resync", "EntryBook"]
 
@@ -30,7 +30,7 @@ class Resync:
     history: list[Entry]
     failed: tuple[int, int | None] | None
     added: list[StoredEntry]
-    stored: Conversation
+    stored: StoredTree
 
 
 class EntryBook(Protocol):

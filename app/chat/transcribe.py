@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..store.transcripts import Conversation, Store, StoredUser, history_of, retry_point
+from ..store import Store, StoredTree, StoredUser, history_of, retry_point
 from ..stream import ToolCallBlock
 from .events import (
     AttemptFailed,
@@ -42,7 +42,7 @@ class TranscriptWriter:
     session: the session places itself from the numbers it is given."""
 
     def __init__(self, store: Store, session: ChatSession, provider: str,
-                 stored: Conversation | None = None) -> None:
+                 stored: StoredTree | None = None) -> None:
         self.store = store
         self.session = session
         self.conversation = session.conversation
@@ -127,7 +127,7 @@ class TranscriptWriter:
         elif isinstance(event, ExchangeDone):
             self.store.finish_exchange(conv, event.status, event.message, self._user)
 
-    def moved(self, user: int | None, stored: Conversation | None = None) -> None:
+    def moved(self, user: int | None, stored: StoredTree | None = None) -> None:
         """The session now continues another path of the tree; ``user`` is its last user message."""
         self._user = user
         if stored is not None:

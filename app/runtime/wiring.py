@@ -16,18 +16,18 @@ from ..ledger import Ledger, conversation_scope, open_ledger
 from ..net.stream import Timeouts
 from ..rules.ids import InvalidId, check_id
 from ..settings.config import BUILTIN_TOOL_NAMES, DIALECT_NAMES, Config, ConfigError, ProviderProfile, load_config
-from ..store.housekeeping import prune_recordings
-from ..store.recording import RecordingWriter, recording_path
-from ..store.transcripts import (
-    Conversation,
+from ..store import (
     Store,
     StoredEntry,
+    StoredTree,
     StoredTurn,
     StoredUser,
     UnresolvedConversation,
     history_of,
     retry_point,
 )
+from ..store.housekeeping import prune_recordings
+from ..store.recording import RecordingWriter, recording_path
 from ..tools.approvals import Approvals
 from ..tools.registry import Registry
 from .endpoint import Endpoint, open_endpoint, register_configured_keys
@@ -71,7 +71,7 @@ class Runtime:
         (its id, or a unique prefix of it: ``Store.resolve``; at entry
         ``head``'s branch, else where it was last shown). Raises ConfigError
         if it names none, or several (listing them)."""
-        stored: Conversation | None = None
+        stored: StoredTree | None = None
         if conversation is not None:
             try:
                 stored = self.store.load(self.store.resolve(conversation))
@@ -122,7 +122,7 @@ class Runtime:
 
     # -- the conversation as a tree ---------------------------------------------
 
-    def _place(self, session: ChatSession, stored: Conversation, path: list[StoredEntry], position: int | None,
+    def _place(self, session: ChatSession, stored: StoredTree, path: list[StoredEntry], position: int | None,
                branch: str) -> None:
         """Put ``session`` at the end of ``path`` (a path of ``stored``'s tree)."""
         history = history_of(path)
@@ -135,13 +135,13 @@ class Runtime:
             if isinstance(listener, TranscriptWriter):
                 listener.moved(next((e.seq for e in reversed(path) if isinstance(e, StoredUser)), None), stored)
 
-    def _origins(self, stored: Conversation) -> list[tuple[str, frozenset[int]]]:
+    def _origins(self, stored: StoredTree) -> list[tuple[str, frozenset[int]]]:
         """The conversations ``stored`` was forked from (as keys name them),
         each with the turns the fork copied: calls elsewhere in them ran on
         another branch."""
         out: list[tuple[str, frozenset[int]]] = []
         seen = {stored.id}
-        current: Conversation | None = stored
+        current: StoredTree | None = stored
         while current is not None and current.forked_from and current.forked_from not in seen:
             copied = frozenset(e.turn for e in current.tree[:current.forked_len] if isinstance(e, StoredTurn))
             out.append((conversation_scope(current.forked_from, self.config.team), copied))
@@ -149,7 +149,7 @@ class Runtime:
             current = self.store.load(current.forked_from)
         return out
 
-    def show(self, session: ChatSession, seq: int) -> Conversation:
+    def show(self, session: ChatSession, seq: int) -> StoredTree:
         """Show the branch through entry ``seq`` (down to its latest leaf) and
         continue from there."""
         stored = self.store.load(session.conversation)
@@ -162,7 +162,7 @@ class Runtime:
         self._place(session, stored, stored.items, leaf, stored.items[-1].branch if stored.items else "")
         return stored
 
-    def branch_before(self, session: ChatSession, seq: int) -> Conversation:
+    def branch_before(self, session: ChatSession, seq: int) -> StoredTree:
         """Continue from the entry before ``seq`` on a new branch: what an
         edited message or a regenerated reply becomes (``seq`` and everything
         after it stay as they were, on their own branch)."""

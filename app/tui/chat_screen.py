@@ -876,7 +876,7 @@ class ChatScreen(Screen[None]):
         self.query_one(StatusLine).usage = f"conversation {spent}" if spent else ""
 
     def _render_items(self, items: list[Any]) -> None:
-        from ..store.transcripts import StoredUser
+        from ..store import StoredUser
 
         message: str | None = None
         status: str | None = None
