@@ -1,4 +1,4 @@
-"""What the conversation loop tells its listeners (the TUI, ``ask``, the store).
+"""What the conversation loop tells its listeners (the TUI, ``ask``, the transcript writer).
 
 Every event names the turn (``turn``: its index in the conversation) and,
 for block events, the block's index in that turn, so a listener can keep the
@@ -20,7 +20,7 @@ __all__ = [
     "BlockGrew",
     "CallState",
     "AttemptFailed",
-    "TurnDone",
+    "TurnSettled",
     "ExchangeDone",
     "ConversationMoved",
 ]
@@ -80,7 +80,10 @@ class AttemptFailed:
 
 
 @dataclass(slots=True)
-class TurnDone:
+class TurnSettled:
+    """A turn is over: its calls have finished (or did not run) and its
+    history is written. ``result`` is the last attempt's assembled reply."""
+
     turn: int
     result: Turn
     attempts: int
@@ -114,4 +117,4 @@ class ConversationMoved:
 
 
 ChatEvent = (ConversationMoved | UserSent | AttemptStarted | BlockOpened | BlockGrew | CallState | AttemptFailed
-             | TurnDone | ExchangeDone)
+             | TurnSettled | ExchangeDone)

@@ -44,7 +44,7 @@ from .events import (
     ChatEvent,
     ConversationMoved,
     ExchangeDone,
-    TurnDone,
+    TurnSettled,
     UserSent,
 )
 from .feed import TurnFeed
@@ -433,7 +433,7 @@ class ChatSession:
         self._mark("results", turn=record.index, calls=[
             {"key": c.key, "state": c.state, "result": c.result, "reused": c.reused}
             for c in record.blocks if isinstance(c, ToolCallBlock) and c.key is not None])
-        self._emit(TurnDone(record.index, turn, record.attempts, note, record.usage, record.model))
+        self._emit(TurnSettled(record.index, turn, record.attempts, note, record.usage, record.model))
         if not failed:
             if pending:
                 return "needs_approval"

@@ -21,7 +21,7 @@ from .events import (
     CallState,
     ChatEvent,
     ExchangeDone,
-    TurnDone,
+    TurnSettled,
 )
 from .place import Resync
 
@@ -118,7 +118,7 @@ class TranscriptWriter:
             seq = self._seq.get(event.turn)
             if seq is not None:
                 self.store.add_failure(conv, seq, event.message)
-        elif isinstance(event, TurnDone):
+        elif isinstance(event, TurnSettled):
             seq = self._seq.get(event.turn)
             record = self._record(event.turn)
             if seq is not None and record is not None:

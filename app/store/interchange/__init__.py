@@ -13,7 +13,7 @@ has no call (such a result is dropped, and counted).
 Readers: ``claude_code`` (session JSONL), ``codex`` (rollout JSONL), ``llm``
 (simonw/llm's ``logs.db``). Writers: ``openai_jsonl`` (the messages array a
 provider would accept); Markdown and the callstream format live in
-``transcripts.py``.
+``markdown.py`` and ``native.py``.
 """
 
 from __future__ import annotations
