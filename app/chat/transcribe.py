@@ -10,9 +10,9 @@ events say.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..store import Store, StoredTree, StoredUser, history_of, retry_point
+from ..store import Store, StoredTree, StoredTurn, StoredUser, history_of, retry_point
 from ..stream import ToolCallBlock
 from .events import (
     AttemptFailed,
@@ -24,6 +24,7 @@ from .events import (
     TurnSettled,
 )
 from .place import Resync
+from .turns import LiveTurn
 
 if TYPE_CHECKING:
     from .session import ChatSession
@@ -133,7 +134,7 @@ class TranscriptWriter:
         if stored is not None:
             self._known.update(item.seq for item in stored.tree)
 
-    def _record(self, turn: int) -> Any:
+    def _record(self, turn: int) -> LiveTurn | None:
         """The latest run of ``turn`` (a Ctrl+R retry re-runs an index: its
         record, not the failed one's, is what ran)."""
         turns = self.session.turns
@@ -160,7 +161,8 @@ class TranscriptWriter:
         seq = self._seq.get(turn)
         if seq is None and self.session.stored is not None:
             # a stored turn answered after a reopen (a pending approval)
-            seq = next((i.seq for i in self.session.stored.items if getattr(i, "turn", None) == turn), None)
+            seq = next((i.seq for i in self.session.stored.items if isinstance(i, StoredTurn) and i.turn == turn),
+                       None)
         record = self._record(turn)
         if seq is None or record is None or index >= len(record.blocks):
             return
