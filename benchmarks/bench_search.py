@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from app.store.transcripts import Store, StoredTurn, StoredUser, store_conversation  # noqa: E402
+from app.store import Store, StoredTurn, StoredUser, store_conversation  # noqa: E402
 from app.stream import TextBlock, ToolCallBlock  # noqa: E402
 from app.tools.registry import Registry  # noqa: E402
 

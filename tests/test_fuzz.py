@@ -21,8 +21,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from app.store import ImportError_, Store, import_document
 from app.store.recording import RecordingError, read_recording
-from app.store.transcripts import ImportError_, Store, import_document
 from app.stream import StreamParser
 from app.stream.limits import MAX_DEPTH, Limits
 from tests import streamgen

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter
 
-from app.store.transcripts import StoredTurn, StoredUser, history_of
+from app.store import StoredTurn, StoredUser, history_of
 from app.stream import ToolCallBlock, block_record
 from app.stream.dialects import REQUEST_BUILDERS
 from tests.conftest import ROOT

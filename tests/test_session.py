@@ -20,7 +20,7 @@ from app.net.endpoint import Endpoint
 from app.net.stream import Timeouts
 from app.settings.config import Config
 from app.settings.tools import CommandToolConfig
-from app.store.transcripts import StoredTurn, history_of
+from app.store import StoredTurn, history_of
 from app.stream import BlockAdded, BlockChanged, CallClosed, ToolCallBlock, Update
 from app.stream.history import Assistant, CallRecord, ToolResult, User
 from app.tools.base import Tool, ToolContext
@@ -334,9 +334,9 @@ _UPDATES = st.lists(st.one_of(
 
 @given(_UPDATES)
 def test_a_chunks_deltas_to_one_block_reach_listeners_once(updates: list[Update]) -> None:
-    from app.chat.session import _grown_once
+    from app.chat.feed import grown_once
 
-    out = _grown_once(updates)
+    out = grown_once(updates)
 
     def others(us: list[Update]) -> list[Update]:
         return [u for u in us if not (isinstance(u, BlockChanged) and u.delta)]

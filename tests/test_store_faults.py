@@ -195,7 +195,8 @@ def _prose_reply(size: int) -> bytes:
 def test_prose_is_stored_in_pieces_that_reopen_as_the_whole(home: Path) -> None:
     """Each flush appends what the prose grew by (never the whole again); a
     secret echoed anywhere in it, across any piece boundary, is not stored."""
-    from app.store.transcripts import Store, TranscriptWriter  # noqa: F401
+    from app.chat.transcribe import TranscriptWriter  # noqa: F401
+    from app.store.transcripts import Store
     from app.stream import TextBlock
     from app.stream.redact import REDACTED, register_secret
 

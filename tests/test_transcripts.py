@@ -22,7 +22,7 @@ from app.files.paths import data_dir
 from app.ledger import SqliteLedger
 from app.net.endpoint import Endpoint
 from app.settings.config import Config
-from app.store.transcripts import Store, export_document, history_of
+from app.store import Store, export_document, history_of
 from app.stream import ToolCallBlock, block_record
 from app.stream.dialects import REQUEST_BUILDERS
 from app.stream.history import Assistant, ToolResult
@@ -365,3 +365,23 @@ def test_a_buffer_written_in_pieces_is_redacted(tmp_path: Path) -> None:
     db.close()
     assert secret not in stored_text and "[redacted]" in stored_text
     assert secret.encode() not in b"".join(p.read_bytes() for p in tmp_path.iterdir())
+
+
+def test_a_not_run_reason_is_a_field_worded_once_and_old_records_read_it_back() -> None:
+    """Why a call did not run is ``ToolCallBlock.not_run``; its result reads
+    ``not_run_words(reason)``, so the record need not repeat it, and a record
+    stored before the field was reads the same reason back."""
+    from app.stream import block_from_record, not_run_words
+
+    call = ToolCallBlock("c1", "get_order")
+    call.stop("the turn ended first")
+    assert (call.state, call.not_run, call.result) == ("not run", "the turn ended first",
+                                                       not_run_words("the turn ended first"))
+    record = block_record(call)
+    assert "not_run" not in record  # the result says it
+    again = block_from_record(record)
+    assert again == call and again.not_run == "the turn ended first"
+    old = {"type": "tool_call", "id": "c2", "name": "x", "arguments_raw": "", "state": "needs approval",
+           "result": "Not run: x needs approval (nobody could be asked; --approve x allows it)."}
+    assert block_from_record(old).not_run == "x needs approval (nobody could be asked; --approve x allows it)"
+    assert block_from_record({**old, "state": "ran", "result": "Not run: a tool's own words."}).not_run is None

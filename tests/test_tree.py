@@ -22,8 +22,8 @@ from app.runtime.wiring import Runtime, open_runtime
 from app.settings.config import Config
 from app.settings.profiles import ProviderProfile
 from app.settings.tools import CommandToolConfig
+from app.store import Store, StoredTurn, StoredUser, export_document, history_of
 from app.store.schema import SCHEMA_VERSION, SchemaError
-from app.store.transcripts import Store, StoredTurn, StoredUser, export_document, history_of
 from app.stream import ToolCallBlock, block_record
 from app.stream.dialects import REQUEST_BUILDERS
 from app.tools.approvals import Answer

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from app.store.transcripts import StoredTurn, StoredUser
+from app.store import StoredTurn, StoredUser
 from tests.conftest import ROOT
 from tests.conversations import stored
 from tests.waiting import quiet, wait_for

@@ -25,8 +25,7 @@ from app.demo.server import _tokens
 from app.net.endpoint import Endpoint
 from app.runtime.wiring import open_runtime
 from app.settings.config import Config
-from app.store import schema
-from app.store.transcripts import ImportError_, Store, StoredTurn, export_document, import_document, markdown_of
+from app.store import ImportError_, Store, StoredTurn, export_document, import_document, markdown_of, schema
 from app.stream import assemble
 from app.stream.usage import Usage, total, usage_words
 from app.tools.approvals import Approvals

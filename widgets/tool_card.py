@@ -263,7 +263,7 @@ class ToolCard(Vertical):
         if state == "ran" and block.result is not None:
             return Hanging([("→ ", inert(result_line(block.result, self.result_spec, 300)))])
         if state in ("failed", "unknown", "rejected", "not run", "denied", "needs approval"):
-            text = shown_result(block)
+            text = f"{block.not_run}." if block.not_run is not None else shown_result(block)  # one sentence
             return Content(inert(_plain_error(text)))
         if state == "preparing" and self.preview.broken:
             return Content("the arguments are not valid JSON so far")
@@ -343,7 +343,6 @@ def _json(text: str) -> object | None:
 
 def _plain_error(text: str) -> str:
     text = text.strip()
-    for prefix in ("Error: ", "Not run: "):
-        if text.startswith(prefix):
-            text = text[len(prefix):]
+    if text.startswith("Error: "):
+        text = text[len("Error: "):]
     return text[:1].upper() + text[1:] if text else text

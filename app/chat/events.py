@@ -1,4 +1,4 @@
-"""What the conversation loop tells its listeners (the TUI, ``ask``, the store).
+"""What the conversation loop tells its listeners (the TUI, ``ask``, the transcript writer).
 
 Every event names the turn (``turn``: its index in the conversation) and,
 for block events, the block's index in that turn, so a listener can keep the
@@ -20,7 +20,7 @@ __all__ = [
     "BlockGrew",
     "CallState",
     "AttemptFailed",
-    "TurnDone",
+    "TurnSettled",
     "ExchangeDone",
     "ConversationMoved",
 ]
@@ -29,6 +29,8 @@ __all__ = [
 @dataclass(slots=True)
 class UserSent:
     text: str
+    #: Its entry in the stored conversation's tree (None: nothing stores this session).
+    entry: int | None = None
 
 
 @dataclass(slots=True)
@@ -38,6 +40,8 @@ class AttemptStarted:
 
     turn: int
     attempt: int
+    #: The turn's entry in the stored conversation's tree (None: nothing stores this session).
+    entry: int | None = None
 
 
 @dataclass(slots=True)
@@ -73,11 +77,13 @@ class AttemptFailed:
     turn: int
     attempt: int
     message: str
-    retrying: bool
 
 
 @dataclass(slots=True)
-class TurnDone:
+class TurnSettled:
+    """A turn is over: its calls have finished (or did not run) and its
+    history is written. ``result`` is the last attempt's assembled reply."""
+
     turn: int
     result: Turn
     attempts: int
@@ -111,4 +117,4 @@ class ConversationMoved:
 
 
 ChatEvent = (ConversationMoved | UserSent | AttemptStarted | BlockOpened | BlockGrew | CallState | AttemptFailed
-             | TurnDone | ExchangeDone)
+             | TurnSettled | ExchangeDone)

@@ -16,175 +16,46 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from ..ledger import Ledger, conversation_scope
 from ..net.endpoint import Endpoint
 from ..net.stream import CancelledWithTurn, Recorder, RequestFailed, Timeouts, stream_once
-from ..rules.words import interrupted_note, plural
-from ..stream import (
-    PENDING_APPROVAL,
-    Block,
-    BlockAdded,
-    BlockChanged,
-    CallClosed,
-    StreamParser,
-    ToolCallBlock,
-    Turn,
-    TurnClosed,
-    Update,
-)
+from ..rules.told import answered_calls, call_ids, pending_names, told
+from ..rules.words import plural
+from ..stream import PENDING_APPROVAL, StreamParser, ToolCallBlock, Turn, dispatched
 from ..stream.dialects import REQUEST_BUILDERS, USAGE_REQUESTS
-from ..stream.history import Assistant, CallRecord, Entry, ToolResult, User
+from ..stream.history import Assistant, Entry, User
 from ..stream.limits import DEFAULT_LIMITS, Limits
-from ..stream.preview import FormingPreview
-from ..stream.usage import Usage, total
-from ..tools.dispatcher import MAX_CALLS_PER_TURN, MAX_CONCURRENT_TOOLS, CallUpdate, Dispatcher, over_cap
-from ..tools.finalise import NotRun, Rejected, Valid, finalise
+from ..stream.usage import total
+from ..tools.approvals import Approvals
+from ..tools.dispatcher import MAX_CALLS_PER_TURN, MAX_CONCURRENT_TOOLS, Dispatcher, over_cap
 from ..tools.registry import Registry
 from .events import (
     AttemptFailed,
     AttemptStarted,
-    BlockGrew,
-    BlockOpened,
     CallState,
     ChatEvent,
     ConversationMoved,
     ExchangeDone,
-    TurnDone,
+    TurnSettled,
     UserSent,
 )
+from .feed import TurnFeed
+from .forming import FormingWatch
+from .place import EntryBook
+from .turns import LiveTurn, ending_note, failure_words, retryable, stop_unfinished
 
-__all__ = ["ChatSession", "TurnRecord", "Resync", "interruption_note", "approval_note", "ANSWERED", "DISPATCHED",
-           "dispatched"]
+if TYPE_CHECKING:
+    from ..store import StoredTree
 
-#: States whose result goes back to the model.
-ANSWERED = frozenset({"ran", "failed", "unknown", "rejected", "denied"})
-
-
-def approval_note(names: list[str]) -> str:
-    """One line for the history: calls that wait for the user's approval have not run."""
-    listed = ", ".join(dict.fromkeys(names))
-    verb = "is" if len(names) == 1 else "are"
-    return f"Waiting for approval: {listed} {verb} waiting for the user's approval and has not run yet."
-
-#: States of a call the dispatcher was handed: from then on it may have run,
-#: so the turn it belongs to is never regenerated (docs/architecture.md,
-#: "A call that ran belongs to the history").
-DISPATCHED = frozenset({"waiting", "running", "ran", "failed", "unknown"})
-
-
-def dispatched(blocks: list[Block]) -> bool:
-    """Whether any of a turn's own calls was handed to the dispatcher."""
-    return any(isinstance(b, ToolCallBlock) and not b.provider_executed and b.state in DISPATCHED for b in blocks)
-
-
-@dataclass(slots=True)
-class Resync:
-    """The stored conversation moved on in another process: the history to
-    continue from, where Ctrl+R would start (as ``ChatSession._failed``), and
-    the stored items this session had not seen (for the screen)."""
-
-    history: list[Entry]
-    failed: tuple[int, int | None] | None
-    added: list[Any]
-
-
-@dataclass(slots=True)
-class TurnRecord:
-    """One turn as shown: the current attempt's blocks and how it ended."""
-
-    index: int
-    attempts: int = 0
-    blocks: list[Block] = field(default_factory=list)
-    result: Turn | None = None
-    note: str | None = None
-    failures: list[str] = field(default_factory=list)
-    #: What its requests cost, every attempt's together (None: the provider never said).
-    usage: Usage | None = None
-    #: The model that answered (as the provider named it, else as it was asked for).
-    model: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "index": self.index,
-            "outcome": self.result.outcome if self.result else None,
-            "attempts": self.attempts,
-            "stop_reason": self.result.stop_reason if self.result else None,
-            "error": self.result.error if self.result else None,
-            "blocks": [b.to_dict() for b in self.blocks],
-        }
-        if self.note:
-            out["note"] = self.note
-        if self.failures:
-            out["failed_attempts"] = list(self.failures)
-        if self.model is not None:
-            out["model"] = self.model
-        if self.usage is not None:
-            out["usage"] = self.usage.to_dict()
-        if self.result is not None and self.result.detail:
-            out["detail"] = self.result.detail  # the provider's whole error text, beside its one line
-        return out
-
-
-def _cause_words(turn: Turn) -> str:
-    if turn.outcome == "cut_off":
-        return {"disconnect": "the connection dropped", "timeout": "the stream timed out",
-                "cancelled": "the turn was cancelled"}.get(turn.cause or "", "the stream ended early")
-    if turn.outcome == "truncated":
-        return "the output limit cut the reply off"
-    if turn.outcome == "malformed":
-        return f"the reply was malformed ({turn.error})" if turn.error else "the reply was malformed"
-    if turn.outcome == "provider_error" and turn.cause == "unreachable":
-        return turn.error or "the provider could not be reached"  # no reply at all: not the provider's word
-    if turn.outcome == "provider_error":
-        return f"the provider reported an error ({turn.error})" if turn.error else "the provider reported an error"
-    return "the turn ended"
-
-
-def interruption_note(turn: Turn, unfinished: list[str]) -> str:
-    """One line: what happened, and that the unfinished calls did not run."""
-    return interrupted_note(_cause_words(turn), unfinished)
-
-
-def _retryable(turn: Turn) -> bool:
-    """A transient failure: the provider said so, or the stream was cut (not by us)."""
-    return turn.outcome == "provider_error" or (turn.outcome == "cut_off" and turn.cause != "cancelled")
-
-
-def _failure_words(turn: Turn) -> str:
-    if turn.outcome == "cut_off" and turn.error:
-        return turn.error
-    return _cause_words(turn)
-
-
-def _grown_once(updates: list[Update]) -> list[Update]:
-    """A chunk's consecutive deltas to one block as one: the forming decode,
-    the card and the prose see a chunk once, not a few hundred times (the
-    text is the same; the stream core's own updates stay per fragment)."""
-    out: list[Update] = []
-    run: list[str] = []
-    for update in updates:
-        last = out[-1] if out else None
-        if (type(update) is BlockChanged and update.delta and type(last) is BlockChanged
-                and last.index == update.index and last.delta):
-            if not run:
-                run.append(last.delta)
-            run.append(update.delta)
-            continue
-        if run:
-            out[-1] = BlockChanged(last.index, "".join(run))  # type: ignore[union-attr]
-            run = []
-        out.append(update)
-    if run:
-        out[-1] = BlockChanged(out[-1].index, "".join(run))  # type: ignore[union-attr]
-    return out
+__all__ = ["ChatSession"]
 
 
 class ChatSession:
@@ -233,14 +104,12 @@ class ChatSession:
         self.dispatcher_class = dispatcher_class
         self.max_calls_per_turn = max_calls_per_turn
         self.max_concurrent_tools = max_concurrent_tools
-        #: The tools the current request offered: a call to any other is answered, never run.
-        self._offered: frozenset[str] = frozenset()
         #: Byte limits on a stream (an SSE line or event, the whole body).
         self.limits = limits
-        self._warm_tasks: set[asyncio.Task[None]] = set()
+        self._forming = FormingWatch(clock)
         #: Speculative warming of read-only tools while their calls form.
         self.warming = True
-        self.turns: list[TurnRecord] = []
+        self.turns: list[LiveTurn] = []
         self.next_turn = first_turn if first_turn is not None else sum(
             1 for e in self.history if isinstance(e, Assistant))
         self.listeners: list[Callable[[ChatEvent], None]] = []
@@ -257,30 +126,33 @@ class ChatSession:
         self._continuations = 0
         #: A turn index to re-issue instead of allocating one (retry_last).
         self._reissue: int | None = None
-        #: Set by the runtime: turn numbers from the store, allocated under its
-        #: write lock so two processes on one conversation never share one.
-        self.turn_source: Callable[[], int] | None = None
-        #: Set by the runtime: what other processes added to the stored conversation.
-        self.resync: Callable[[], Resync | None] | None = None
+        #: Set by the runtime (its transcript writer): the store numbers each new
+        #: entry, under its write lock so two processes on one conversation never
+        #: share one, and says what other processes added.
+        self.book: EntryBook | None = None
         #: The stored conversation this session continues, if any (for the screen).
-        self.stored: Any = None
-        #: Where in the conversation's tree the next entry goes: the branch
-        #: (part of every ledger key; "" is the main one), the store's id of the
-        #: entry it follows (kept by the transcript writer), the turn indices on
-        #: the path from the root, and the (conversation, turns) this one was
-        #: forked from — what "another branch" means to the dispatcher.
+        self.stored: StoredTree | None = None
+        #: Where in the conversation's tree the next entry goes, kept by the session alone (it moves
+        #: before any listener hears of the new entry): the branch (part of every ledger key; "" is the
+        #: main one), the entry it follows, the turn indices on the path from the root, and the
+        #: (conversation, turns) this one was forked from — what "another branch" means to the dispatcher.
         self.branch = ""
         self.position: int | None = None
         self.path_turns: set[int] = set()
         self.origins: list[tuple[str, frozenset[int]]] = []
-        #: The tree has entries off this path (or the conversation is a fork).
-        self.branched = False
         #: Who may run what without asking (app/tools/approvals.Approvals); None: nothing asks.
-        self.approvals: Any = None
+        self.approvals: Approvals | None = None
         #: Ask for usage where the wire needs asking (a profile's ``usage = false`` turns it off).
         self.request_usage = True
         #: Where the exchange in progress began in ``turns`` (its usage is theirs).
         self._exchange_start = 0
+
+    @property
+    def branched(self) -> bool:
+        """The tree has entries off this path, or this is a branch or a fork."""
+        stored = self.stored
+        return bool(self.branch or self.origins) or (stored is not None and (
+            len(stored.tree) > len(stored.items) or bool(stored.forked_from)))
 
     # -- plumbing ------------------------------------------------------------
 
@@ -330,21 +202,27 @@ class ChatSession:
     def _catch_up(self) -> bool:
         """Before sending: take in the turns another process added to the
         stored conversation, and say so. True when it had moved on."""
-        moved = self.resync() if self.resync is not None else None
+        moved = self.book.resync() if self.book is not None else None
         if moved is None:
             return False
+        stored = self.stored = moved.stored
         self.history = moved.history
         self._failed = moved.failed
+        self.position = stored.head  # where it was last shown
+        self.branch = stored.items[-1].branch if stored.items else ""
+        self.path_turns = stored.path_turns
         turns = sum(1 for item in moved.added if hasattr(item, "blocks"))
-        self._emit(ConversationMoved(moved.added, f"This conversation moved on in another process ({turns} turn"
-                                     f"{'' if turns == 1 else 's'} added); continuing from there."))
+        self._emit(ConversationMoved(list(moved.added), f"This conversation moved on in another process "
+                                     f"({plural(turns, 'turn')} added); continuing from there."))
         return True
 
     async def send(self, text: str) -> ExchangeDone:
         self._catch_up()
         self.history.append(User(text))
         self._mark("user", text=text)
-        self._emit(UserSent(text))
+        entry = self.book.user_entry(text, self.position, self.branch) if self.book is not None else None
+        self.position = entry if entry is not None else self.position
+        self._emit(UserSent(text, entry))
         return await self._rounds()
 
     def move_to(self, history: list[Entry], position: int | None, branch: str, path_turns: set[int],
@@ -403,8 +281,8 @@ class ChatSession:
     def _allocate(self) -> int:
         if self._reissue is not None:
             index, self._reissue = self._reissue, None
-        elif self.turn_source is not None:
-            index = self.turn_source()
+        elif self.book is not None:
+            index, self.position = self.book.turn_entry(self.position, self.branch)
         else:
             index = self.next_turn
         self.next_turn = max(self.next_turn, index + 1)
@@ -442,19 +320,19 @@ class ChatSession:
 
     async def _round(self) -> str:
         index = self._allocate()
-        record = TurnRecord(index, model=self.endpoint.model or None)
+        record = LiveTurn(index, model=self.endpoint.model or None)
         self.turns.append(record)
         self.path_turns.add(index)
-        dispatcher = self.dispatcher_class(self.registry, self.ledger, self.key_conversation, index,
-                                           lambda update: self._call_update(record, update), self.clock,
-                                           max_calls=self.max_calls_per_turn,
+        tools = self.registry.specs() if self.offer_tools else []
+        feed = TurnFeed(record, self._emit, self.registry, frozenset(spec.name for spec in tools), self._forming,
+                        self.warming)
+        dispatcher = self.dispatcher_class(self.registry, self.ledger, self.key_conversation, index, feed.report,
+                                           self.clock, max_calls=self.max_calls_per_turn,
                                            max_concurrent=self.max_concurrent_tools,
                                            branch=self.branch, lineage=self.lineage())
         self._dispatcher = dispatcher
         dispatcher.approvals = self.approvals
         build = REQUEST_BUILDERS[self.endpoint.dialect]
-        tools = self.registry.specs() if self.offer_tools else []
-        self._offered = frozenset(spec.name for spec in tools)
         path, body = build(self.endpoint.model, self.history, tools, self.system)
         if not self.request_usage:
             for name in USAGE_REQUESTS.get(self.endpoint.dialect, {}):
@@ -470,12 +348,15 @@ class ChatSession:
             dispatcher.begin_attempt()
             parser = StreamParser(self.endpoint.dialect, self.limits)
             record.blocks = parser.blocks
-            self._emit(AttemptStarted(index, attempt))
+            entry = self.book.attempt_entry(index, attempt, self.position, self.branch) if self.book else None
+            self.position = entry if entry is not None else self.position
+            self._emit(AttemptStarted(index, attempt, entry))
             self._mark("attempt", turn=index, attempt=attempt)
+            assert self._http is not None  # prepare() made it
             try:
                 turn = await self._cancellable(stream_once(
                     self._http, self.endpoint.url(path), self.endpoint.headers, body, parser, self.timeouts,
-                    lambda updates, p=parser, a=attempt: self._updates(record, p, a, updates, dispatcher),
+                    functools.partial(feed.updates, parser.blocks, attempt, dispatcher=dispatcher),
                     self.recorder, self.clock))
             except RequestFailed as exc:
                 self._mark("http", turn=index, attempt=attempt, status=exc.status, message=exc.message,
@@ -504,8 +385,8 @@ class ChatSession:
                 break
             if dispatched(parser.blocks):
                 break  # what ran belongs to the history: continue from it (_settle), never regenerate it
-            if _retryable(turn) and attempt <= self.retries:
-                await self._fail_attempt(record, attempt, _failure_words(turn), self._delay(attempt))
+            if retryable(turn) and attempt <= self.retries:
+                await self._fail_attempt(record, attempt, failure_words(turn), self._delay(attempt))
                 continue
             break
         assert turn is not None
@@ -513,17 +394,17 @@ class ChatSession:
         return await self._settle(record, turn, dispatcher)
 
     def _delay(self, attempt: int) -> float:
-        base = min(self.backoff * 2 ** (attempt - 1), 8.0)
+        base = min(self.backoff * 2.0 ** (attempt - 1), 8.0)
         return base + random.uniform(0, self.backoff / 2)
 
-    async def _fail_attempt(self, record: TurnRecord, attempt: int, words: str, delay: float) -> None:
+    async def _fail_attempt(self, record: LiveTurn, attempt: int, words: str, delay: float) -> None:
         message = f"Attempt {attempt} failed: {words}. Retrying in {delay:.1f} s."
         record.failures.append(message)
-        self._emit(AttemptFailed(record.index, attempt, message, True))
+        self._emit(AttemptFailed(record.index, attempt, message))
         with contextlib.suppress(asyncio.CancelledError):
             await self._cancellable(asyncio.sleep(delay))
 
-    async def _settle(self, record: TurnRecord, turn: Turn, dispatcher: Dispatcher) -> str:
+    async def _settle(self, record: LiveTurn, turn: Turn, dispatcher: Dispatcher) -> str:
         """Wait for the dispatched calls, then write the turn into the history."""
         failed = turn.outcome != "complete" or self._cancelled
         if self._cancelled:
@@ -536,47 +417,29 @@ class ChatSession:
                 await dispatcher.wait()
             failed = True
         self._dispatcher = None
-        calls = [b for b in record.blocks if isinstance(b, ToolCallBlock) and not b.provider_executed]
-        unfinished = []
-        capped = over_cap(dispatcher.max_calls)
-        for call in calls:
-            if call.state in ("preparing", "waiting", "running"):
-                call.state = "not run"
-                call.result = call.result or f"Not run: {call.problem or 'the turn ended first'}."
-                self._emit(CallState(record.index, record.blocks.index(call), call.state))
-            if call.state == "not run" and call.result != capped:
-                unfinished.append(call.name or "a call")
-        answered = [c for c in calls if c.state in ANSWERED]
-        records = [CallRecord(c.id or f"call_{record.index}_{i}", c.name, c.arguments or {})
-                   for i, c in enumerate(answered)]
-        pending = [c.name for c in calls if c.state in PENDING_APPROVAL]
-        note = approval_note(pending) if pending and not failed else None
+        stopped, unfinished = stop_unfinished(record.blocks, over_cap(dispatcher.max_calls))
+        for index in stopped:
+            self._emit(CallState(record.index, index, "not run"))
+        answered = answered_calls(record.blocks)
+        pending = pending_names(record.blocks)
         start = len(self.history)
-        if failed:
-            if self._cancelled and turn.outcome == "complete":
-                turn = Turn(turn.dialect, "cut_off", turn.stop_reason, "the turn was cancelled", turn.blocks,
-                            "cancelled")
-                record.result = turn
-            note = interruption_note(turn, unfinished)
-        if dispatcher.capped:
-            limit = (f"Only the first {dispatcher.max_calls} calls of this turn were run (the max_calls_per_turn "
-                     f"limit); {dispatcher.capped} more were not run.")
-            note = f"{note} {limit}" if note else limit
-        record.note = note
-        self.history.append(Assistant(turn.text, records, note))
-        for call, call_record in zip(answered, records, strict=True):
-            call.id = call_record.id
-            self.history.append(ToolResult(call_record.id, call.name, call.result or "", call.state != "ran"))
+        if failed and self._cancelled and turn.outcome == "complete":
+            turn = record.result = Turn(turn.dialect, "cut_off", turn.stop_reason, "the turn was cancelled",
+                                        turn.blocks, "cancelled")
+        note = record.note = ending_note(turn, failed, pending, unfinished, dispatcher.max_calls, dispatcher.capped)
+        for call, call_id in zip(answered, call_ids(record.index, answered), strict=True):
+            call.id = call_id  # the id the history gives it, stored with it, so a reload tells the same
+        self.history += told(record.index, record.blocks, note)
         self._mark("results", turn=record.index, calls=[
             {"key": c.key, "state": c.state, "result": c.result, "reused": c.reused}
-            for c in calls if c.key is not None])
-        self._emit(TurnDone(record.index, turn, record.attempts, note, record.usage, record.model))
+            for c in record.blocks if isinstance(c, ToolCallBlock) and c.key is not None])
+        self._emit(TurnSettled(record.index, turn, record.attempts, note, record.usage, record.model))
         if not failed:
             if pending:
                 return "needs_approval"
             return "continue" if answered else "done"
         ran = dispatched(record.blocks)
-        if ran and not self._cancelled and _retryable(turn) and self._continuations < self.retries:
+        if ran and not self._cancelled and retryable(turn) and self._continuations < self.retries:
             # its calls ran: the next request continues from them (prose, calls, results, note)
             self._continuations += 1
             with contextlib.suppress(asyncio.CancelledError):
@@ -595,31 +458,30 @@ class ChatSession:
     def pending_approvals(self) -> list[ToolCallBlock]:
         """Stored calls of the last turn that still wait for an answer (after a
         crash, or an ``ask`` that could ask nobody)."""
-        stored = self.stored
-        if self.busy or stored is None or not stored.items or not hasattr(stored.items[-1], "blocks"):
+        if self.busy or self.stored is None or self.turns:  # (turns: the conversation went on in this session)
             return []
-        if self.turns:
-            return []  # the conversation went on in this session
-        return [b for b in stored.items[-1].blocks if isinstance(b, ToolCallBlock) and b.state in PENDING_APPROVAL
-                and b.key is not None]
+        return self.stored.pending_approvals()
 
     async def resume_pending(self, answers: dict[str, Any]) -> bool:
         """Answer stored pending approvals (key → Answer; a pending call not in
         ``answers`` is decided by the rules, asking nobody). Each runs under its
         stored key, so the ledger keeps it to once; the history is rebuilt so
         the next request carries the results. True if none is left pending."""
-        from ..store.transcripts import history_of
+        from ..store import StoredTurn, history_of  # the store is read only here: not on the loop's import path
 
         pending = self.pending_approvals()
         if not pending:
             return True
+        assert self.stored is not None
         last = self.stored.items[-1]
-        record = TurnRecord(last.turn, last.attempts, last.blocks)
+        assert isinstance(last, StoredTurn)
+        record = LiveTurn(last.turn, last.attempts, last.blocks)
+        feed = TurnFeed(record, self._emit, self.registry, frozenset(), self._forming, self.warming)
         self.turns.append(record)
         self.busy = True
         try:
             dispatcher = self.dispatcher_class(self.registry, self.ledger, self.conversation, last.turn,
-                                               lambda update: self._resumed(record, update), self.clock)
+                                               feed.resumed, self.clock)
             dispatcher.approvals = self.approvals
             dispatcher.preapproved.update(answers)
             for call in pending:
@@ -633,96 +495,6 @@ class ChatSession:
         self.next_turn = max(self.next_turn, last.turn + 1)
         return not any(b.state in PENDING_APPROVAL for b in pending)
 
-    def _resumed(self, record: TurnRecord, update: CallUpdate) -> None:
-        if update.state == "waiting":
-            return
-        self._call_update(record, update)
-
     async def go_on(self) -> ExchangeDone:
         """Continue after answered approvals: the model reads their results."""
         return await self._rounds()
-
-    # -- stream updates and dispatcher reports ---------------------------------
-
-    def _updates(self, record: TurnRecord, parser: StreamParser, attempt: int, updates: list[Update],
-                 dispatcher: Dispatcher) -> None:
-        blocks = parser.blocks
-        for update in _grown_once(updates):
-            if isinstance(update, BlockChanged):
-                block = blocks[update.index]
-                if update.delta and isinstance(block, ToolCallBlock):
-                    self._watch_forming(attempt, update.index, block, update.delta)
-                self._emit(BlockGrew(record.index, update.index, update.delta))
-            elif isinstance(update, BlockAdded):
-                self._emit(BlockOpened(record.index, update.index, blocks[update.index]))
-            elif isinstance(update, CallClosed):
-                call = blocks[update.index]
-                assert isinstance(call, ToolCallBlock)
-                if call.provider_executed:
-                    continue
-                verdict = finalise(call, self.registry, self._offered)
-                if isinstance(verdict, Valid):
-                    dispatcher.submit((attempt, update.index), call.name, verdict.arguments)
-                elif isinstance(verdict, Rejected):
-                    call.state, call.result, call.summary = "rejected", verdict.message, verdict.display
-                    self._emit(CallState(record.index, update.index, call.state))
-                elif isinstance(verdict, NotRun):
-                    call.state, call.result = "not run", f"Not run: {verdict.reason}."
-                    self._emit(CallState(record.index, update.index, call.state))
-            elif isinstance(update, TurnClosed):
-                for i, block in enumerate(blocks):
-                    if isinstance(block, ToolCallBlock) and block.state == "preparing" and not block.provider_executed:
-                        block.state = "not run"
-                        block.result = f"Not run: {block.problem or 'the turn ended before it completed'}."
-                        self._emit(CallState(record.index, i, block.state))
-
-    def _watch_forming(self, attempt: int, index: int, call: ToolCallBlock, fragment: str) -> None:
-        """Decode the forming call once, for everyone: the card reads
-        ``call.preview``. The moment every required field is stable, note it,
-        and let a read-only tool warm up on those fields (never dispatch: that
-        waits for the call's end, with the final arguments)."""
-        if call.provider_executed:
-            return
-        preview = call.preview
-        if preview is None:
-            preview = call.preview = FormingPreview()
-        preview.feed(fragment)
-        if "required" in call.timings:
-            return
-        tool = self.registry.get(call.name)
-        if tool is None:
-            return
-        required = tool.parameters.get("required", [])
-        stable = preview.stable_names()
-        if not all(name in stable for name in required):
-            return
-        call.timings["required"] = self.clock()
-        whole = preview.stable_top()
-        if self.warming and tool.read_only and tool.warm is not None and all(name in whole for name in required):
-            # a warm-up gets whole values only (a string too long to hold whole is not warmed on)
-            task = asyncio.ensure_future(self._warm(tool.warm, dict(whole)))
-            self._warm_tasks.add(task)
-            task.add_done_callback(self._warm_tasks.discard)
-
-    @staticmethod
-    async def _warm(warm: Any, partial: dict[str, Any]) -> None:
-        with contextlib.suppress(Exception):  # a warm-up that fails costs nothing but itself
-            await warm(partial)
-
-    def _call_update(self, record: TurnRecord, update: CallUpdate) -> None:
-        attempt, index = update.ref
-        if attempt != record.attempts:
-            return  # an earlier attempt's card is gone; its run reports through the retry's call
-        call = record.blocks[index]
-        assert isinstance(call, ToolCallBlock)
-        if call.state in ("ran", "failed", "unknown", "rejected", "not run") and update.state in ("waiting",
-                                                                                                 "running"):
-            return
-        call.state = update.state  # type: ignore[assignment]
-        call.timings[update.state] = update.at
-        if update.result is not None:
-            call.result = update.result
-        call.reused = call.reused or update.reused
-        call.key = update.key or call.key
-        call.other_branch = update.other_branch or call.other_branch
-        self._emit(CallState(record.index, index, call.state))

@@ -66,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         from ..files.dbfile import DataFileError
         from ..rules.ids import InvalidId
-        from ..store.transcripts import UnresolvedConversation
+        from ..store import UnresolvedConversation
 
         if not isinstance(exc, DataFileError | InvalidId | UnresolvedConversation):
             raise

@@ -43,9 +43,9 @@ def recording_arg(text: str) -> Path:
     recordings there are — whose recording it is."""
     from ..files.paths import data_dir, recordings_dir
     from ..rules.ids import InvalidId, check_id
+    from ..store import ConversationNotFound, resolve_among
     from ..store.housekeeping import RECORDING_SUFFIXES, recording_files
     from ..store.recording import RecordingError
-    from ..store.transcripts import ConversationNotFound, resolve_among
 
     path = Path(text)
     try:

@@ -122,7 +122,7 @@ def _ledger(conversation: str | None, as_json: bool) -> int:
 def _resolve(conversation: str, named: list[str]) -> str:
     """The whole id ``conversation`` names (``Store.resolve``; without a store, among the ledger's alone)."""
     from ..files.paths import data_dir
-    from ..store.transcripts import resolve_among
+    from ..store import resolve_among
 
     if not (data_dir() / "callstream.db").exists():
         return resolve_among(conversation, named)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
-from ..chat.events import AttemptFailed, BlockGrew, BlockOpened, CallState, ChatEvent, TurnDone
+from ..chat.events import AttemptFailed, BlockGrew, BlockOpened, CallState, ChatEvent, TurnSettled
 from ..stream import TERMINAL_STATES, ToolCallBlock
 from ..stream.inert import inert
 from ..stream.preview import result_line, shown_result, visible_fields
@@ -99,7 +99,7 @@ class Printer:
             self._prose.clear()  # the retry's prose replaces the failed attempt's
             self._newline()
             print(inert(f"  ! {event.message}"), file=self.err, flush=True)
-        elif isinstance(event, TurnDone):
+        elif isinstance(event, TurnSettled):
             self._render(final=True)
             self._newline()
             if event.note:

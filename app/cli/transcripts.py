@@ -144,7 +144,7 @@ def export_cmd(conversation: str, form: str) -> int:
     from ..files.paths import data_dir
     from ..settings.checks import ConfigError
     from ..settings.config import load_config
-    from ..store.transcripts import export_document, markdown_of
+    from ..store import export_document, markdown_of
     from ..tools.registry import Registry
 
     store = open_store()
@@ -174,8 +174,8 @@ def export_cmd(conversation: str, form: str) -> int:
 
 
 def import_cmd(file: str, source: str = "auto", as_new: bool = False) -> int:
+    from ..store import ImportError_, import_document, store_conversation
     from ..store.interchange import detect, read_foreign
-    from ..store.transcripts import ImportError_, import_document, store_conversation
     from ..stream.limits import loads
 
     path = Path(file)

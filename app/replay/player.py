@@ -34,6 +34,7 @@ from ..net.endpoint import Endpoint
 from ..rules.pacing import REPLAY_SPEEDS
 from ..store.recording import Recording
 from ..stream import assemble
+from ..stream.blocks import not_run_words
 from ..stream.dialects import DIALECTS, detect
 from ..stream.history import ToolSpec
 from ..stream.sse import SSEDecoder
@@ -156,8 +157,8 @@ class ReplayDispatcher(Dispatcher):
         """The recorded outcome is the call's end: nothing is looked up, asked or run."""
         outcome = self.recorded.get(key)
         if outcome is None:
-            return CallUpdate(ref, "not run", "Not run: the recording holds no outcome for this call (a replay runs "
-                              "nothing).", True, key=key)
+            reason = "the recording holds no outcome for this call (a replay runs nothing)"
+            return CallUpdate(ref, "not run", not_run_words(reason), True, key=key, not_run=reason)
         self._emit(CallUpdate(ref, "running", key=key))
         state = outcome.get("state", "ran")
         return CallUpdate(ref, state, outcome.get("result"), state != "ran", bool(outcome.get("reused")), key=key)

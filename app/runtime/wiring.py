@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..chat.events import ExchangeDone
 from ..chat.session import ChatSession
+from ..chat.transcribe import TranscriptWriter
 from ..files.paths import config_path, data_dir, recordings_dir
 from ..ledger import Ledger, conversation_scope, open_ledger
 from ..net.endpoint import Endpoint
@@ -22,19 +23,18 @@ from ..settings.config import Config, load_config
 from ..settings.configfile import allow_always
 from ..settings.profiles import ProviderProfile
 from ..settings.tools import BUILTIN_TOOL_NAMES
-from ..store.housekeeping import prune_recordings
-from ..store.recording import RecordingWriter, recording_path
-from ..store.transcripts import (
-    Conversation,
+from ..store import (
     Store,
     StoredEntry,
+    StoredTree,
     StoredTurn,
     StoredUser,
-    TranscriptWriter,
     UnresolvedConversation,
     history_of,
     retry_point,
 )
+from ..store.housekeeping import prune_recordings
+from ..store.recording import RecordingWriter, recording_path
 from ..stream import DIALECT_NAMES
 from ..tools.approvals import Approvals
 from ..tools.registry import Registry
@@ -84,7 +84,7 @@ class Runtime:
         (its id, or a unique prefix of it: ``Store.resolve``; at entry
         ``head``'s branch, else where it was last shown). Raises ConfigError
         if it names none, or several (listing them)."""
-        stored: Conversation | None = None
+        stored: StoredTree | None = None
         if conversation is not None:
             try:
                 stored = self.store.load(self.store.resolve(conversation))
@@ -112,8 +112,7 @@ class Runtime:
             self.config, write_always=partial(allow_always, self.config.path or config_path()))
         writer = TranscriptWriter(self.store, session, self.profile.provider, stored)
         session.listeners.append(writer)
-        session.turn_source = writer.allocate_turn
-        session.resync = writer.resync
+        session.book = writer
         if stored is not None:
             self._place(session, stored, stored.items, stored.head, stored.items[-1].branch if stored.items else "")
             session.origins = self._origins(stored)
@@ -138,7 +137,7 @@ class Runtime:
 
     # -- the conversation as a tree ---------------------------------------------
 
-    def _place(self, session: ChatSession, stored: Conversation, path: list[StoredEntry], position: int | None,
+    def _place(self, session: ChatSession, stored: StoredTree, path: list[StoredEntry], position: int | None,
                branch: str) -> None:
         """Put ``session`` at the end of ``path`` (a path of ``stored``'s tree)."""
         history = history_of(path)
@@ -147,18 +146,17 @@ class Runtime:
         if path and path[-1].seq >= stored.forked_len:  # a fork's copied turns are the original's to retry
             session.restore_failed(retry_point(path, history))  # the last turn failed: Ctrl+R may retry it
         session.stored = stored
-        session.branched = len(stored.tree) > len(path) or bool(stored.forked_from) or bool(branch)
         for listener in session.listeners:
             if isinstance(listener, TranscriptWriter):
                 listener.moved(next((e.seq for e in reversed(path) if isinstance(e, StoredUser)), None), stored)
 
-    def _origins(self, stored: Conversation) -> list[tuple[str, frozenset[int]]]:
+    def _origins(self, stored: StoredTree) -> list[tuple[str, frozenset[int]]]:
         """The conversations ``stored`` was forked from (as keys name them),
         each with the turns the fork copied: calls elsewhere in them ran on
         another branch."""
         out: list[tuple[str, frozenset[int]]] = []
         seen = {stored.id}
-        current: Conversation | None = stored
+        current: StoredTree | None = stored
         while current is not None and current.forked_from and current.forked_from not in seen:
             copied = frozenset(e.turn for e in current.tree[:current.forked_len] if isinstance(e, StoredTurn))
             out.append((conversation_scope(current.forked_from, self.config.team), copied))
@@ -166,7 +164,7 @@ class Runtime:
             current = self.store.load(current.forked_from)
         return out
 
-    def show(self, session: ChatSession, seq: int) -> Conversation:
+    def show(self, session: ChatSession, seq: int) -> StoredTree:
         """Show the branch through entry ``seq`` (down to its latest leaf) and
         continue from there."""
         stored = self.store.load(session.conversation)
@@ -179,7 +177,7 @@ class Runtime:
         self._place(session, stored, stored.items, leaf, stored.items[-1].branch if stored.items else "")
         return stored
 
-    def branch_before(self, session: ChatSession, seq: int) -> Conversation:
+    def branch_before(self, session: ChatSession, seq: int) -> StoredTree:
         """Continue from the entry before ``seq`` on a new branch: what an
         edited message or a regenerated reply becomes (``seq`` and everything
         after it stay as they were, on their own branch)."""

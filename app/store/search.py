@@ -98,7 +98,8 @@ def put(db: sqlite3.Connection, conversation: str, seq: int, idx: int, body: str
 
 def drop(db: sqlite3.Connection, conversation: str, seq: int | None = None, blocks_only: bool = False) -> None:
     """Forget a conversation's rows (or one entry's, or one entry's blocks)."""
-    sql, params = "DELETE FROM search_text WHERE conversation = ?", [conversation]
+    sql = "DELETE FROM search_text WHERE conversation = ?"
+    params: list[object] = [conversation]
     if seq is not None:
         sql += " AND seq = ?"
         params.append(seq)

@@ -15,6 +15,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .assembler import BlockAdded, BlockChanged, CallClosed, TurnClosed, Update
     from .blocks import (
+        ANSWERED,
+        DISPATCHED,
         PENDING_APPROVAL,
         TERMINAL_STATES,
         Block,
@@ -26,6 +28,8 @@ if TYPE_CHECKING:
         Turn,
         block_from_record,
         block_record,
+        dispatched,
+        not_run_words,
     )
     from .dialects import DIALECTS
     from .parser import StreamParser, assemble
@@ -41,7 +45,8 @@ DIALECT_NAMES = ("openai-chat", "openai-responses", "anthropic", "gemini")
 #: the assembler and the SSE decoder with it.
 __getattr__ = lazy_exports(__name__, {
     ".assembler": ("BlockAdded", "BlockChanged", "CallClosed", "TurnClosed", "Update"),
-    ".blocks": ("TERMINAL_STATES", "PENDING_APPROVAL", "Block", "CallState", "Outcome", "ReasoningBlock",
+    ".blocks": ("TERMINAL_STATES", "PENDING_APPROVAL", "ANSWERED", "DISPATCHED", "dispatched", "not_run_words",
+                "Block", "CallState", "Outcome", "ReasoningBlock",
                 "TextBlock", "ToolCallBlock", "Turn", "block_from_record", "block_record"),
     ".dialects": ("DIALECTS",),
     ".parser": ("StreamParser", "assemble"),
@@ -55,6 +60,10 @@ __all__ = [
     "block_record",
     "TERMINAL_STATES",
     "PENDING_APPROVAL",
+    "ANSWERED",
+    "DISPATCHED",
+    "dispatched",
+    "not_run_words",
     "CallState",
     "DIALECTS",
     "Block",

@@ -20,6 +20,10 @@ __all__ = [
     "CallState",
     "TERMINAL_STATES",
     "PENDING_APPROVAL",
+    "ANSWERED",
+    "DISPATCHED",
+    "dispatched",
+    "not_run_words",
     "Outcome",
     "TextBlock",
     "ReasoningBlock",
@@ -46,6 +50,27 @@ TERMINAL_STATES: frozenset[str] = frozenset({"ran", "failed", "rejected", "denie
 #: A call the user may still allow: after a crash, or where nobody could be asked.
 PENDING_APPROVAL: frozenset[str] = frozenset({"awaiting approval", "needs approval"})
 _STATES: frozenset[str] = TERMINAL_STATES | {"preparing", "waiting", "running", "awaiting approval"}
+#: States whose result goes back to the model.
+ANSWERED: frozenset[str] = frozenset({"ran", "failed", "unknown", "rejected", "denied"})
+#: States of a call the dispatcher was handed: from then on it may have run,
+#: so the turn it belongs to is never regenerated (docs/architecture.md,
+#: "A call that ran belongs to the history").
+DISPATCHED: frozenset[str] = frozenset({"waiting", "running", "ran", "failed", "unknown"})
+
+_NOT_RUN = "Not run: "
+
+
+def not_run_words(reason: str) -> str:
+    """The one wording of a call that did not run, as its result reads: ``Not run: <reason>.``"""
+    return f"{_NOT_RUN}{reason}."
+
+
+def _not_run_reason(result: str | None) -> str | None:
+    """The reason inside a result ``not_run_words`` wrote (a record stored before the field was)."""
+    if result is None or not result.startswith(_NOT_RUN):
+        return None
+    reason = result[len(_NOT_RUN):]
+    return reason[:-1] if reason.endswith(".") else reason
 
 
 class _Prose:
@@ -126,6 +151,9 @@ class ToolCallBlock:
     state: CallState = "preparing"
     #: The tool's result as the model reads it (text), or the error in words.
     result: str | None = None
+    #: Why the call did not run (``not run``, ``needs approval``), in plain
+    #: words; ``result`` then reads ``not_run_words(not_run)``.
+    not_run: str | None = None
     #: The result came from the ledger: the call had already run.
     reused: bool = False
     #: A line safe to show on screen when ``result`` may quote argument values
@@ -151,6 +179,12 @@ class ToolCallBlock:
         """The next argument fragment, appended as it came."""
         self._loose = append_piece(self.fragments, fragment, self._loose)
         self.size += len(fragment)
+
+    def stop(self, reason: str, state: CallState = "not run") -> None:
+        """The call did not run, and why: its state, its reason, and the one wording of it as its result."""
+        self.state = state
+        self.not_run = reason
+        self.result = not_run_words(reason)
 
     def relative_timings(self) -> dict[str, float]:
         """Seconds from the announcement: required fields stable, ended,
@@ -192,6 +226,8 @@ class ToolCallBlock:
             out["state"] = self.state
         if self.result is not None:
             out["result"] = self.result
+        if self.not_run is not None and self.result != not_run_words(self.not_run):
+            out["not_run"] = self.not_run  # else the result says it (``block_from_record`` reads it back from there)
         if self.reused:
             out["reused"] = True
         if self.other_branch is not None:
@@ -326,6 +362,7 @@ def block_from_record(record: dict[str, Any]) -> Block:
         ended_at=_time(record.get("ended_at")),
         state=state if state in _STATES else "not run",
         result=_text(record.get("result")),
+        not_run=_text(record.get("not_run")),
         reused=bool(record.get("reused", False)),
         summary=_text(record.get("summary")),
         key=_text(record.get("key")),
@@ -333,4 +370,11 @@ def block_from_record(record: dict[str, Any]) -> Block:
         timings={str(k): t for k, v in (timings.items() if isinstance(timings, dict) else ())
                  if (t := _time(v)) is not None},
     )
+    if call.not_run is None and call.state in ("not run", "needs approval"):
+        call.not_run = _not_run_reason(call.result)  # the result words it: the record need not repeat it
     return call
+
+
+def dispatched(blocks: list[Block]) -> bool:
+    """Whether any of a turn's own calls was handed to the dispatcher."""
+    return any(isinstance(b, ToolCallBlock) and not b.provider_executed and b.state in DISPATCHED for b in blocks)

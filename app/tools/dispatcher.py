@@ -46,6 +46,8 @@ from typing import Any
 
 from ..ledger import Claim, Ledger, LedgerUnavailable, canonical_digest, idempotency_key
 from ..ledger.branches import Lineage, ran_elsewhere
+from ..rules.words import CANCELLED_UNKNOWN, UNKNOWN_ADVICE, UNKNOWN_OUTCOME
+from ..stream.blocks import not_run_words
 from .approvals import Answer
 from .base import OutcomeUnknown, Tool, ToolContext, ToolError
 from .registry import Registry
@@ -53,10 +55,6 @@ from .registry import Registry
 __all__ = ["CallUpdate", "Dispatcher", "UNKNOWN_OUTCOME", "CANCELLED_UNKNOWN", "MAX_CALLS_PER_TURN",
            "MAX_CONCURRENT_TOOLS", "over_cap", "running_elsewhere"]
 
-_UNKNOWN_ADVICE = ("Its outcome is unknown: do not assume it succeeded or failed, and do not repeat it without "
-                   "asking the user.")
-UNKNOWN_OUTCOME = ("Error: this call was started earlier but no result was recorded (the program stopped while it "
-                   "ran). " + _UNKNOWN_ADVICE)
 
 
 def running_elsewhere(holder: str | None) -> str:
@@ -65,8 +63,6 @@ def running_elsewhere(holder: str | None) -> str:
     return (f"Error: this call is running elsewhere ({holder or 'another client'}) and its result did not arrive "
             "in time. Its outcome is unknown here: do not assume it succeeded or failed, and do not repeat it "
             "without asking the user.")
-CANCELLED_UNKNOWN = ("Error: this call was cancelled while it ran, so it may or may not have happened. "
-                     + _UNKNOWN_ADVICE)
 NOT_STARTED = "Error: the turn was cancelled before this call ran."
 
 #: Defaults of the config's ``max_calls_per_turn`` and ``max_concurrent_tools``.
@@ -75,8 +71,8 @@ MAX_CONCURRENT_TOOLS = 8
 
 
 def over_cap(limit: int) -> str:
-    """What a call past the per-turn cap is told (card and log)."""
-    return f"Not run: this turn already made {limit} calls (the max_calls_per_turn limit)."
+    """Why a call past the per-turn cap did not run (card and log)."""
+    return f"this turn already made {limit} calls (the max_calls_per_turn limit)"
 
 
 def ledger_unreachable(exc: LedgerUnavailable) -> str:
@@ -105,6 +101,8 @@ class CallUpdate:
     at: float = 0.0
     #: The result of the same call on another branch (see the module docstring).
     other_branch: str | None = None
+    #: Why the call did not run (``not run``, ``needs approval``); ``result`` words it.
+    not_run: str | None = None
 
 
 class Dispatcher:
@@ -165,7 +163,8 @@ class Dispatcher:
         key = idempotency_key(self.conversation, self.turn, name, arguments, occurrence, self.branch)
         if self.submitted >= self.max_calls:
             self.capped += 1
-            self._emit(CallUpdate(ref, "not run", over_cap(self.max_calls), True))
+            reason = over_cap(self.max_calls)
+            self._emit(CallUpdate(ref, "not run", not_run_words(reason), True, not_run=reason))
             return key
         self.submitted += 1
         self._emit(CallUpdate(ref, "waiting", key=key))
@@ -313,7 +312,7 @@ class Dispatcher:
         except TimeoutError:
             result, state, is_error = f"Error: timed out after {tool.timeout:g} s.", "failed", True
         except OutcomeUnknown as exc:
-            result, state, is_error = f"Error: {str(exc).rstrip('.')}. {_UNKNOWN_ADVICE}", "unknown", True
+            result, state, is_error = f"Error: {str(exc).rstrip('.')}. {UNKNOWN_ADVICE}", "unknown", True
         except ToolError as exc:
             result, state, is_error = f"Error: {exc}", "failed", True
         except Exception as exc:  # a tool bug is a failed call, never a crashed turn
@@ -369,8 +368,8 @@ class Dispatcher:
                 return CallUpdate(ref, "denied", "Denied: a rule in the config ([approval] deny) does not allow "
                                                  f"{tool.name}. It was not run.", True, key=key)
             if not self.approvals.interactive:
-                return CallUpdate(ref, "needs approval", f"Not run: {tool.name} needs approval (nobody could be "
-                                                         f"asked; --approve {tool.name} allows it).", True, key=key)
+                reason = f"{tool.name} needs approval (nobody could be asked; --approve {tool.name} allows it)"
+                return CallUpdate(ref, "needs approval", not_run_words(reason), True, key=key, not_run=reason)
             future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
             self._answers[key] = future
             self._emit(CallUpdate(ref, "awaiting approval", key=key, other_branch=ran_elsewhere))

@@ -714,7 +714,7 @@ class ChatScreen(Screen[None]):
             CallState,
             ConversationMoved,
             ExchangeDone,
-            TurnDone,
+            TurnSettled,
             UserSent,
         )
 
@@ -744,7 +744,7 @@ class ChatScreen(Screen[None]):
             self._exchange_spent = self._exchange_model = self._usage_line = None  # a new exchange
             message = UserMessage(event.text)
             self._mount(message)
-            if self.session.position is not None:  # the transcript writer has stored it (it listens first)
+            if self.session.position is not None:  # the session placed it before telling anyone (event.entry)
                 self._entries[self.session.position] = message
         elif isinstance(event, ConversationMoved):
             self._mount(NoteBlock(event.message, "quiet"))
@@ -760,7 +760,7 @@ class ChatScreen(Screen[None]):
             self._set_state("streaming…" if event.attempt == 1 else f"streaming (attempt {event.attempt})…")
         elif isinstance(event, AttemptFailed):
             self._mount(NoteBlock(event.message))
-        elif isinstance(event, TurnDone):
+        elif isinstance(event, TurnSettled):
             for widget in self._turn_widgets.get(event.turn, {}).values():
                 if isinstance(widget, ProseBlock):
                     self.run_worker(widget.finish(), group="prose-finish")
@@ -876,7 +876,7 @@ class ChatScreen(Screen[None]):
         self.query_one(StatusLine).usage = f"conversation {spent}" if spent else ""
 
     def _render_items(self, items: list[Any]) -> None:
-        from ..store.transcripts import StoredUser
+        from ..store import StoredUser
 
         message: str | None = None
         status: str | None = None

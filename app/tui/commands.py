@@ -116,7 +116,7 @@ def _copy(screen: ChatScreen, argument: str) -> None:
 @command("export", "[markdown|json] [FILE]", "write this conversation to a file (Markdown shows allow-listed "
          "fields only)")
 def _export(screen: ChatScreen, argument: str) -> None:
-    from ..store.transcripts import export_document, markdown_of
+    from ..store import export_document, markdown_of
 
     words = argument.split(maxsplit=1)
     form = "markdown"

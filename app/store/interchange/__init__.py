@@ -13,7 +13,7 @@ has no call (such a result is dropped, and counted).
 Readers: ``claude_code`` (session JSONL), ``codex`` (rollout JSONL), ``llm``
 (simonw/llm's ``logs.db``). Writers: ``openai_jsonl`` (the messages array a
 provider would accept); Markdown and the callstream format live in
-``transcripts.py``.
+``markdown.py`` and ``native.py``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from typing import Any
 
 from ...stream import ReasoningBlock, TextBlock, ToolCallBlock
 from ...stream.limits import TooDeep, loads
-from ..transcripts import ImportError_, StoredEntry, StoredTurn, StoredUser
+from ..native import ImportError_
+from ..tree import StoredEntry, StoredTurn, StoredUser
 
 __all__ = ["Step", "Imported", "conversation_of", "detect", "read_foreign", "FORMATS", "ImportError_"]
 
@@ -101,7 +102,7 @@ def conversation_of(steps: list[Step], meta: dict[str, Any], source: str) -> Imp
                 last = turn.blocks[-1] if turn.blocks else None
                 kind = TextBlock if step.kind == "text" else ReasoningBlock
                 if isinstance(last, kind):
-                    last.text += step.text
+                    last.append(step.text)
                 else:
                     turn.blocks.append(kind(step.text))
         elif step.kind == "result":
@@ -116,9 +117,9 @@ def conversation_of(steps: list[Step], meta: dict[str, Any], source: str) -> Imp
         if isinstance(entry, StoredTurn):
             missing = [b.name or "a call" for b in entry.blocks if isinstance(b, ToolCallBlock)
                        and b.state == "not run"]
-            for block in entry.blocks:
-                if isinstance(block, ToolCallBlock) and block.state == "not run":
-                    block.result = f"Not run: the {source} transcript recorded no result for it."
+            for unanswered in entry.blocks:
+                if isinstance(unanswered, ToolCallBlock) and unanswered.state == "not run":
+                    unanswered.stop(f"the {source} transcript recorded no result for it")
             if missing:
                 names = ", ".join(dict.fromkeys(missing))
                 verb = "it" if len(missing) == 1 else "them"

@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..transcripts import ImportError_
+from ..native import ImportError_
 from . import Imported, Step, conversation_of, jsonl
 
 __all__ = ["read"]

@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..transcripts import ImportError_
+from ..native import ImportError_
 from . import Imported, Step, conversation_of, jsonl
 
 __all__ = ["read"]
@@ -58,7 +58,7 @@ def _output(value: Any) -> tuple[str, bool]:
 
 def read(path: Path) -> Imported:
     records = jsonl(path)
-    session = next((r["payload"] for r in records if r.get("type") == "session_meta"
+    session: dict[str, Any] = next((r["payload"] for r in records if r.get("type") == "session_meta"
                     and isinstance(r.get("payload"), dict)), {})
     steps: list[Step] = []
     model = ""

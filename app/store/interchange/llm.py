@@ -20,7 +20,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from ..transcripts import ImportError_
+from ..native import ImportError_
 from . import Imported, Step, conversation_of
 
 __all__ = ["read"]

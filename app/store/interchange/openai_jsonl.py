@@ -13,15 +13,15 @@ import json
 from typing import Any
 
 from ...stream.dialects import REQUEST_BUILDERS
-from ..transcripts import Conversation, history_of
+from ..tree import StoredTree, history_of
 
 __all__ = ["messages_of", "jsonl_of"]
 
 
-def messages_of(conversation: Conversation) -> list[dict[str, Any]]:
+def messages_of(conversation: StoredTree) -> list[dict[str, Any]]:
     _, body = REQUEST_BUILDERS["openai-chat"](conversation.model or "model", history_of(conversation), [], None)
     return list(body["messages"])
 
 
-def jsonl_of(conversation: Conversation) -> str:
+def jsonl_of(conversation: StoredTree) -> str:
     return "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in messages_of(conversation))

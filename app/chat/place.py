@@ -1,0 +1,51 @@
+"""Where a session stands in its stored conversation's tree, and what it
+learns when another process moved the conversation on.
+
+The session owns its place (``ChatSession.branch``, ``position``,
+``path_turns``): it advances it from the entry numbers the store hands out
+(through an ``EntryBook``, the runtime's transcript writer) before it tells
+any listener, so every listener reads the same place whatever their order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from ..stream.history import Entry
+
+if TYPE_CHECKING:
+    from ..store import StoredEntry, StoredTree
+
+__all__ = ["Resync", "EntryBook"]
+
+
+@dataclass(slots=True)
+class Resync:
+    """The stored conversation moved on in another process: the history to
+    continue from, where Ctrl+R would start (as ``ChatSession._failed``),
+    the stored items this session had not seen (for the screen), and the
+    conversation as stored now (the session moves to where it was last shown)."""
+
+    history: list[Entry]
+    failed: tuple[int, int | None] | None
+    added: list[StoredEntry]
+    stored: StoredTree
+
+
+class EntryBook(Protocol):
+    """Numbers for new entries of the conversation's tree, chosen by the store
+    under its write lock (two processes never share one): the session asks
+    before it tells its listeners, and carries the number on its events."""
+
+    def user_entry(self, text: str, after: int | None, branch: str) -> int:
+        """A user message after entry ``after`` on ``branch``: its entry number."""
+
+    def turn_entry(self, after: int | None, branch: str) -> tuple[int, int]:
+        """A new turn after entry ``after`` on ``branch``: (its turn index, its entry number)."""
+
+    def attempt_entry(self, turn: int, attempt: int, after: int | None, branch: str) -> int:
+        """Attempt ``attempt`` of turn ``turn`` (re-issued under its index, or new): its entry number."""
+
+    def resync(self) -> Resync | None:
+        """The stored conversation, if another process added to it since this session last looked."""

@@ -1,0 +1,169 @@
+"""The transcript writer: a ``ChatSession`` listener that writes the
+conversation into the store as it happens — a turn's row at every
+transition, a block when it completes, the prose added since the last flush
+every half second — so a process killed mid-turn leaves every completed turn
+whole and the turn in progress marked ``streaming``, which a reopen shows as
+interrupted. It only writes: it calls the store's write API with what the
+events say.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from ..store import Store, StoredTree, StoredTurn, StoredUser, history_of, retry_point
+from ..stream import ToolCallBlock
+from .events import (
+    AttemptFailed,
+    BlockGrew,
+    BlockOpened,
+    CallState,
+    ChatEvent,
+    ExchangeDone,
+    TurnSettled,
+)
+from .place import Resync
+from .turns import LiveTurn
+
+if TYPE_CHECKING:
+    from .session import ChatSession
+
+__all__ = ["TranscriptWriter"]
+
+#: A forming call's buffer up to this size is rewritten at every flush; past it, only as it grows by a quarter.
+_SMALL_BUFFER = 65_536
+
+
+class TranscriptWriter:
+    """A ChatSession listener that writes the conversation as it happens, and
+    the session's entry book: the store numbers each entry the session adds
+    (``user_entry``, ``turn_entry``, ``attempt_entry``) under its write lock,
+    and ``resync`` reports what other processes added. It never moves the
+    session: the session places itself from the numbers it is given."""
+
+    def __init__(self, store: Store, session: ChatSession, provider: str,
+                 stored: StoredTree | None = None) -> None:
+        self.store = store
+        self.session = session
+        self.conversation = session.conversation
+        self._seq: dict[int, int] = {}
+        self._last_flush = 0.0
+        #: Block index → the size of a forming call's buffer when it was last written.
+        self._flushed: dict[int, int] = {}
+        self._provider = provider
+        #: The entries this session knows (every branch): loaded with it, or written by it.
+        self._known: set[int] = {item.seq for item in stored.tree} if stored else set()
+        #: The user message the exchange in progress began with (None: the last one stored).
+        self._user: int | None = None
+
+    # -- the session's entry book (``place.EntryBook``): the store numbers each new entry ----
+
+    def user_entry(self, text: str, after: int | None, branch: str) -> int:
+        self._ensure_conversation()
+        seq = self._user = self.store.add_user(self.conversation, text, after, branch)
+        self._known.add(seq)
+        return seq
+
+    def turn_entry(self, after: int | None, branch: str) -> tuple[int, int]:
+        self._ensure_conversation()
+        turn, seq = self.store.allocate_turn(self.conversation, after, branch)
+        self._seq[turn] = seq
+        self._known.add(seq)
+        return turn, seq
+
+    def attempt_entry(self, turn: int, attempt: int, after: int | None, branch: str) -> int:
+        seq = self._seq[turn] = self.store.start_turn(self.conversation, turn, attempt, after, branch)
+        self._known.add(seq)
+        self._flushed.clear()
+        return seq
+
+    def resync(self) -> Resync | None:
+        """The stored conversation as it is now, if another process added to it."""
+        if self.store.entry_count(self.conversation) <= len(self._known):
+            return None
+        stored = self.store.load(self.conversation)
+        if stored is None or stored.id != self.conversation:
+            return None
+        added = [item for item in stored.items if item.seq not in self._known]
+        self._known.update(item.seq for item in stored.tree)
+        history = history_of(stored)
+        self._user = next((e.seq for e in reversed(stored.items) if isinstance(e, StoredUser)), None)
+        return Resync(history, retry_point(stored, history), added, stored)
+
+    def _ensure_conversation(self) -> None:
+        # created with its first message: an app opened and closed leaves nothing behind
+        self.store.create(self.conversation, self._provider, self.session.endpoint.model,
+                          self.session.endpoint.dialect)
+
+    def __call__(self, event: ChatEvent) -> None:
+        conv = self.conversation
+        if isinstance(event, BlockOpened):
+            if event.index > 0:  # the block before it is complete
+                self._put(event.turn, event.index - 1)
+            if event.block.type == "tool_call":
+                # a forming call is on screen from its announcement, so it is in the store from then:
+                # a process killed while it forms reopens showing it (name, stable fields, raw buffer)
+                self._put(event.turn, event.index)
+                self._flushed[event.index] = 0
+        elif isinstance(event, BlockGrew):
+            now = time.monotonic()
+            if now - self._last_flush > 0.5 and self._worth_flushing(event.turn, event.index):
+                # work in progress, at most twice a second (prose: what it grew by)
+                self._last_flush = now
+                self._put(event.turn, event.index, growing=True)
+        elif isinstance(event, CallState):
+            if event.state != "waiting":  # "waiting" reopens as "not run" either way: skip rewriting a big buffer
+                self._put(event.turn, event.index)
+        elif isinstance(event, AttemptFailed):
+            seq = self._seq.get(event.turn)
+            if seq is not None:
+                self.store.add_failure(conv, seq, event.message)
+        elif isinstance(event, TurnSettled):
+            seq = self._seq.get(event.turn)
+            record = self._record(event.turn)
+            if seq is not None and record is not None:
+                self.store.finish_turn(conv, seq, event.result, event.attempts, event.note, record.blocks,
+                                       event.usage, event.model)
+        elif isinstance(event, ExchangeDone):
+            self.store.finish_exchange(conv, event.status, event.message, self._user)
+
+    def moved(self, user: int | None, stored: StoredTree | None = None) -> None:
+        """The session now continues another path of the tree; ``user`` is its last user message."""
+        self._user = user
+        if stored is not None:
+            self._known.update(item.seq for item in stored.tree)
+
+    def _record(self, turn: int) -> LiveTurn | None:
+        """The latest run of ``turn`` (a Ctrl+R retry re-runs an index: its
+        record, not the failed one's, is what ran)."""
+        turns = self.session.turns
+        if turns and turns[-1].index == turn:
+            return turns[-1]  # the turn in progress: the common case, no search
+        return next((t for t in reversed(turns) if t.index == turn), None)
+
+    def _worth_flushing(self, turn: int, index: int) -> bool:
+        """Prose always; a forming call's buffer while small, then each time it
+        grew by a quarter, so rewriting it stays linear in its size overall."""
+        record = self._record(turn)
+        if record is None or index >= len(record.blocks):
+            return False
+        block = record.blocks[index]
+        if not isinstance(block, ToolCallBlock):
+            return True
+        last = self._flushed.get(index, 0)
+        if block.size == last or (block.size > _SMALL_BUFFER and block.size < last * 1.25):
+            return False
+        self._flushed[index] = block.size
+        return True
+
+    def _put(self, turn: int, index: int, growing: bool = False) -> None:
+        seq = self._seq.get(turn)
+        if seq is None and self.session.stored is not None:
+            # a stored turn answered after a reopen (a pending approval)
+            seq = next((i.seq for i in self.session.stored.items if isinstance(i, StoredTurn) and i.turn == turn),
+                       None)
+        record = self._record(turn)
+        if seq is None or record is None or index >= len(record.blocks):
+            return
+        self.store.put_block(self.conversation, seq, index, record.blocks[index], growing)

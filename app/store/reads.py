@@ -1,0 +1,158 @@
+"""The store's reads: the conversations listed or searched, which one an id
+names, and one conversation loaded whole as its tree (``StoredTree``), each
+block put back together from its record, its call buffer and its prose."""
+
+from __future__ import annotations
+
+import builtins
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+from ..rules.ids import check_id
+from ..stream.blocks import Block, ReasoningBlock, TextBlock, block_from_record
+from ..stream.limits import loads
+from ..stream.usage import Usage
+from . import search
+from .naming import UnresolvedConversation, pick
+from .search import Hit
+from .tree import StoredEntry, StoredTree, StoredTurn, StoredUser, mark_killed
+
+__all__ = ["Reads", "stored_usage"]
+
+
+class Reads:
+    """The read half of ``Store``."""
+
+    _db: sqlite3.Connection
+
+    def exists(self, conversation: str) -> bool:
+        """Whether ``conversation`` (a whole id) is stored."""
+        return self._db.execute("SELECT 1 FROM conversations WHERE id = ?", (conversation,)).fetchone() is not None
+
+    def list(self, text: str | None = None) -> list[dict[str, Any]]:
+        """Conversations, newest first: id, title, created, updated, model,
+        turns; with ``text``, those whose title or searchable text has it."""
+        sql = ("SELECT c.id, c.title, c.created, c.updated, c.provider, c.model, c.dialect, c.forked_from, "
+               "(SELECT COUNT(*) FROM entries e WHERE e.conversation = c.id AND e.kind = 'turn') AS turns "
+               "FROM conversations c")
+        params: list[Any] = []
+        if text:
+            like = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            sql += " WHERE c.title LIKE ? ESCAPE '\\'"
+            params = [like]
+            match = search.fts_query(text)
+            if match:
+                sql += (" OR c.id IN (SELECT t.conversation FROM search_fts JOIN search_text t "
+                        "ON t.id = search_fts.rowid WHERE search_fts MATCH ?)")
+                params.append(match)
+        sql += " ORDER BY c.updated DESC"
+        return [dict(row) for row in self._db.execute(sql, params)]
+
+    def turn_branches(self) -> dict[tuple[str, int], str]:
+        """(conversation, turn index) → the branch the turn is on."""
+        rows = self._db.execute("SELECT conversation, turn, branch FROM entries WHERE kind = 'turn'").fetchall()
+        return {(r[0], r[1]): r[2] for r in rows}
+
+    def search(self, text: str, limit: int = 50, conversation: str | None = None) -> builtins.list[Hit]:
+        """The best matches of ``text`` (in ``conversation`` only, a whole id, when given)."""
+        return search.query(self._db, text, limit, conversation)
+
+    def resolve(self, text: str, also: Iterable[str] = ()) -> str:
+        """The whole id of the conversation ``text`` names: its id, or the
+        start of exactly one stored id (or of one of ``also``: ids known
+        elsewhere, such as the ledger's). The one rule every command that
+        takes a conversation follows (``resolve_among`` without a store).
+        ``InvalidId`` for text outside the id alphabet (checked first),
+        ``ConversationNotFound`` when nothing starts so,
+        ``AmbiguousConversation`` (listing them) when several do."""
+        check_id(text)
+        if self._db.execute("SELECT 1 FROM conversations WHERE id = ?", (text,)).fetchone():
+            return text
+        rows = self._db.execute("SELECT id, title, updated FROM conversations WHERE substr(id, 1, ?) = ? "
+                                "ORDER BY updated DESC", (len(text), text)).fetchall()
+        return pick(text, [(row["id"], row["title"], row["updated"]) for row in rows], also)
+
+    def load(self, conversation: str, head: int | None = None) -> StoredTree | None:
+        """A stored conversation (its id, or a unique prefix of it: ``resolve``),
+        shown at ``head`` (default: where it was last shown); None when it does
+        not name exactly one; ``InvalidId`` for an id outside the alphabet."""
+        try:
+            conversation = self.resolve(conversation)
+        except UnresolvedConversation:
+            return None
+        row = self._db.execute("SELECT * FROM conversations WHERE id = ?", (conversation,)).fetchone()
+        if row is None:
+            return None
+        result = StoredTree(row["id"], row["title"], row["created"], row["updated"], row["provider"],
+                              row["model"], row["dialect"], forked_from=row["forked_from"],
+                              forked_at=row["forked_at"], forked_len=row["forked_len"] or 0)
+        blocks: dict[int, list[tuple[int, str]]] = {}
+        for b in self._db.execute("SELECT seq, idx, record FROM blocks WHERE conversation = ?", (result.id,)):
+            blocks.setdefault(b["seq"], []).append((b["idx"], b["record"]))
+        raws = {(a["seq"], a["idx"]): a["raw"] for a in
+                self._db.execute("SELECT seq, idx, CAST(raw AS TEXT) AS raw FROM call_arguments "
+                                 "WHERE conversation = ?", (result.id,))}
+        prose: dict[tuple[int, int], list[str]] = {}
+        for p in self._db.execute("SELECT seq, idx, text FROM prose_parts WHERE conversation = ? ORDER BY seq, idx, "
+                                  "part", (result.id,)):
+            prose.setdefault((p["seq"], p["idx"]), []).append(p["text"])
+        for entry in self._db.execute("SELECT * FROM entries WHERE conversation = ? ORDER BY seq", (result.id,)):
+            item: StoredEntry
+            if entry["kind"] == "user":
+                item = StoredUser(entry["seq"], entry["text"] or "", entry["exchange"], entry["exchange_message"],
+                                  entry["parent"], entry["branch"])
+            else:
+                records = [_stored_block(rec, raws.get((entry["seq"], idx)), prose.get((entry["seq"], idx)))
+                           for idx, rec in sorted(blocks.get(entry["seq"], []))]
+                item = StoredTurn(entry["seq"], entry["turn"], records, entry["attempts"], entry["outcome"],
+                                  entry["stop_reason"], entry["error"], entry["cause"], entry["note"],
+                                  loads(entry["failures"] or "[]"), parent=entry["parent"],
+                                  branch=entry["branch"], usage=stored_usage(entry["usage"]),
+                                  model=entry["model"], detail=entry["detail"])
+                if entry["state"] == "streaming":
+                    mark_killed(item)
+                result.next_turn = max(result.next_turn, item.turn + 1)
+            result.tree.append(item)
+        family: dict[int | None, list[StoredEntry]] = {}
+        for item in result.tree:
+            family.setdefault(item.parent, []).append(item)
+        for members in family.values():
+            for position, item in enumerate(members, 1):
+                item.siblings = (position, len(members))
+        seqs = {item.seq for item in result.tree}
+        wanted = head if head is not None else row["head"]
+        if wanted not in seqs:
+            wanted = max(seqs) if seqs else None
+        result.head = wanted
+        result.items = result.path_to(wanted)
+        return result
+
+
+
+def stored_usage(column: str | None) -> Usage | None:
+    """A turn's stored usage; one that cannot be read is no usage (the turn still opens)."""
+    if not column:
+        return None
+    try:
+        return Usage.from_dict(loads(column))
+    except ValueError:
+        return None
+
+
+
+def _stored_block(record: str, raw: str | None = None, prose: list[str] | None = None) -> Block:
+    """A stored block, its call buffer put back from ``call_arguments`` and
+    its prose from ``prose_parts`` (older records hold them inline); one that
+    cannot be read shows as a line saying so (the rest of the turn still opens)."""
+    try:
+        data = loads(record)
+        if raw is not None and isinstance(data, dict) and data.get("type") == "tool_call":
+            data["arguments_raw"] = raw
+        block = block_from_record(data)
+        if prose and isinstance(block, TextBlock | ReasoningBlock):
+            block.parts[:] = [block.text + "".join(prose)]
+        return block
+    except ValueError as exc:
+        return TextBlock(f"[this block could not be read back: {exc}]")
+
