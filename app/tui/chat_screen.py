@@ -12,7 +12,6 @@ import os
 import shlex
 import subprocess
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,13 +40,18 @@ from ..stream.inert import inert
 from ..stream.limits import one_line
 from ..stream.usage import Usage, total, usage_words
 from . import collector, slash
+from .commands import builtin_commands
+from .context import SlashContext
 
 if TYPE_CHECKING:
     from widgets.tool_card import ToolCard
 
     from ..chat.events import ChatEvent
     from ..chat.session import ChatSession
+    from ..runtime.wiring import Runtime
     from ..stream import ToolCallBlock
+    from .host import ChatHost
+    from .slash import CommandTable
 
 # The widgets of a reply (Markdown and markdown-it, the forming preview), the
 # events and the session are imported where they are first used, not before
@@ -109,9 +113,13 @@ class ChatScreen(Screen[None]):
     #: Given at construction, or by ``attach`` once the app has opened it (a deferred start).
     session: ChatSession
 
-    def __init__(self, session: ChatSession | None, welcome: str | None = None, focus: int | None = None,
-                 label: str = "") -> None:
+    def __init__(self, host: ChatHost, session: ChatSession | None, welcome: str | None = None,
+                 focus: int | None = None, label: str = "", commands: CommandTable | None = None) -> None:
         super().__init__()
+        #: The app this screen runs in (the live chat, a replay), as the screen may use it.
+        self.host = host
+        #: The slash commands this screen runs (built here, explicitly: nothing registers itself).
+        self.commands = commands if commands is not None else builtin_commands()
         #: The provider's name for the status line until the session is attached.
         self._label = label
         self._attached = False
@@ -148,7 +156,7 @@ class ChatScreen(Screen[None]):
 
     @property
     def clock(self) -> Callable[[], float]:
-        return getattr(self.app, "clock", time.monotonic)
+        return self.host.clock
 
     @property
     def prompt(self) -> PromptInput | None:
@@ -160,15 +168,12 @@ class ChatScreen(Screen[None]):
         return not self._attached or self._turn_active or self.session.busy
 
     def compose(self) -> ComposeResult:
-        from . import commands  # noqa: F401  (registers the built-in slash commands)
-
         yield StatusLine()
         # the welcome is composed, not mounted later, so it is in the first frame
         yield VerticalScroll(*([NoteBlock(self.welcome, "quiet")] if self.welcome else []), id="conversation")
         yield Static(Content("↓ new output below — End jumps to it"), id="new-output", classes="bar")
         yield Static(id="queued", classes="bar")
-        history = getattr(self.app, "prompt_history", None)
-        yield PromptInput(history, slash.complete)
+        yield PromptInput(self.host.prompt_history, self.commands.complete)
         yield Static(id="hint", classes="bar")
         yield Footer()
 
@@ -180,7 +185,7 @@ class ChatScreen(Screen[None]):
         self.watch(conversation, "scroll_y", self._scrolled, init=False)
         prompt = self.prompt
         if prompt is not None:
-            prompt.cursor_blink = getattr(self.app, "cursor_blink", True)
+            prompt.cursor_blink = self.host.cursor_blink
             prompt.focus()
         if self._pending_session is not None:
             self.attach(self._pending_session)
@@ -225,7 +230,7 @@ class ChatScreen(Screen[None]):
         parsed = slash.parse(message.text)
         if parsed is not None:
             name, argument = parsed
-            found = slash.COMMANDS.get(name)
+            found = self.commands.get(name)
             if found is None:
                 # kept in the box, so a typo can be fixed rather than retyped
                 self.note(f"Unknown command /{name} — /help lists the commands.", "warning")
@@ -240,7 +245,11 @@ class ChatScreen(Screen[None]):
                 return
             prompt.accept()
             self._hint("")
-            outcome = found.handler(self, argument)
+            context = self._slash_context()
+            if context is None:
+                self.note(f"/{name} is not available here.", "warning")
+                return
+            outcome = found.handler(context, argument)
             if outcome is not None:
                 await outcome
             return
@@ -313,15 +322,14 @@ class ChatScreen(Screen[None]):
 
     def _save_history(self) -> None:
         prompt = self.prompt
-        save = getattr(self.app, "save_prompt_history", None)
-        if prompt is not None and save is not None:
-            save(prompt.prompt_history)
+        if prompt is not None:
+            self.host.save_prompt_history(prompt.prompt_history)
 
     @on(TextArea.Changed)
     def _typed(self, event: TextArea.Changed) -> None:
         text = event.text_area.text
-        matches = slash.matching(text) if text.startswith("/") and " " not in text.strip() else []
-        self._hint("   ".join(f"{slash.usage_of(c.name)} — {c.help}" for c in matches[:4]) if matches else "")
+        matches = self.commands.matching(text) if text.startswith("/") and " " not in text.strip() else []
+        self._hint("   ".join(f"{self.commands.usage_of(c.name)} — {c.help}" for c in matches[:4]) if matches else "")
 
     def _hint(self, text: str) -> None:
         hint = self.query_one_optional("#hint", Static)
@@ -377,12 +385,37 @@ class ChatScreen(Screen[None]):
         if self.busy:
             self.notify("A turn is still running: press Esc to cancel it first.", markup=False, severity="warning")
             return
-        self.app.action_open_transcripts()  # type: ignore[attr-defined]
+        self.host.action_open_transcripts()
 
     # -- the conversation as a tree ---------------------------------------------
 
-    def _runtime(self) -> Any:
-        return getattr(self.app, "runtime", None)  # a replay has none: its conversation is not stored
+    def _runtime(self) -> Runtime | None:
+        return self.host.runtime  # a replay has none: its conversation is not stored
+
+    def _stored_runtime(self) -> Runtime:
+        """The runtime of a stored conversation (the tree's keys run only where there is one: ``_idle``)."""
+        runtime = self._runtime()
+        assert runtime is not None
+        return runtime
+
+    def _slash_context(self) -> SlashContext | None:
+        """What a slash command may touch (None in a replay: there is no runtime to talk to)."""
+        runtime = self._runtime()
+        if runtime is None:
+            return None
+        host = self.host
+        return SlashContext(
+            session=self.session, runtime=runtime, help_text=self.commands.help_text,
+            disabled_tools=self.disabled_tools,
+            note=self.note, copy=self.copy, display_specs=host.display_specs, calls=self._calls,
+            reveal_arguments=self.reveal_arguments, refresh_provider=self.refresh_provider,
+            retry=self.action_retry, fork=self.action_fork, clear=self.clear_screen,
+            new_conversation=host.new_conversation, show_mcp_servers=host.action_mcp_servers)
+
+    def _calls(self) -> list[ToolCallBlock]:
+        from widgets.tool_card import ToolCard
+
+        return [card.block for card in self.query(ToolCard)]
 
     def _idle(self) -> bool:
         if not self._attached:
@@ -437,10 +470,10 @@ class ChatScreen(Screen[None]):
         seqs = list(self._entries)
         if not seqs:
             return
-        if self._selected not in self._entries:
+        if self._selected is None or self._selected not in self._entries:
             index = len(seqs) if step < 0 else -1
         else:
-            index = seqs.index(self._selected)  # type: ignore[arg-type]
+            index = seqs.index(self._selected)
         index = min(max(index + step, 0), len(seqs) - 1)
         self._select(seqs[index])
 
@@ -460,7 +493,7 @@ class ChatScreen(Screen[None]):
             return
         family = stored.children(entry.parent)
         target = family[(family.index(entry) + step) % len(family)]
-        self.session.stored = self._runtime().show(self.session, target.seq)
+        self.session.stored = self._stored_runtime().show(self.session, target.seq)
         self._rerender(select=target.seq)
 
     def action_edit(self) -> None:
@@ -495,16 +528,16 @@ class ChatScreen(Screen[None]):
             return
         seq = self._current()
         try:
-            fork = self._runtime().fork(self.session.conversation, seq)
+            fork = self._stored_runtime().fork(self.session.conversation, seq)
         except Exception as exc:  # a stated failure, never a crash
             self.notify(f"Cannot fork: {exc}", markup=False, severity="error")
             return
-        self.app.open_conversation(fork)  # type: ignore[attr-defined]
+        self.host.open_conversation(fork)
         self.app.notify(f"Forked into a new conversation ({fork[:12]}); the original is unchanged.", markup=False)
 
     def _branch_before(self, seq: int) -> None:
         """An edited message or a regenerated reply: a new version beside ``seq``."""
-        self.session.stored = self._runtime().branch_before(self.session, seq)
+        self.session.stored = self._stored_runtime().branch_before(self.session, seq)
         self._branched = True
         self._rerender()
 
@@ -606,11 +639,12 @@ class ChatScreen(Screen[None]):
     def action_copy_picker(self) -> None:
         from .copying import CopyPicker, copyables
 
-        items = copyables(self)
+        context = self._slash_context()
+        items = copyables(context) if context is not None else []
         if not items:
             self.notify("Nothing to copy yet.", markup=False)
             return
-        self.app.push_screen(CopyPicker(items, self))
+        self.app.push_screen(CopyPicker(items, self.copy))
 
     def copy(self, text: str, what: str) -> None:
         """To the clipboard (OSC 52: works over SSH and inside tmux)."""
@@ -727,8 +761,7 @@ class ChatScreen(Screen[None]):
             elif isinstance(widget, ToolCard):
                 widget.feed(event.delta)
                 if not event.delta:  # a name (so the allow-list) or a provider result changed
-                    widget.display_spec, widget.result_spec = self.app.display_specs(  # type: ignore[attr-defined]
-                        widget.block.name)
+                    widget.display_spec, widget.result_spec = self.host.display_specs(widget.block.name)
                     widget.refresh_card()
         elif isinstance(event, BlockOpened):
             self._open_block(event)
@@ -838,7 +871,7 @@ class ChatScreen(Screen[None]):
         if block.type == "reasoning":
             return ReasoningBlock(block.text if finished else "")
         assert isinstance(block, ToolCallBlock)
-        display, result_display = self.app.display_specs(block.name)  # type: ignore[attr-defined]
+        display, result_display = self.host.display_specs(block.name)
         card = ToolCard(block, display, result_display, finished=finished)
         tool = self.session.registry.get(block.name)
         card.offer_always = tool is None or tool.approval != "always-ask"
@@ -848,7 +881,7 @@ class ChatScreen(Screen[None]):
         if self.session.busy or self.session.position is None:
             return
         state = self.query_one(StatusLine).state
-        self.session.stored = self._runtime().store.load(self.session.conversation, self.session.position)
+        self.session.stored = self._stored_runtime().store.load(self.session.conversation, self.session.position)
         self._rerender()
         self._set_state(state)
 
@@ -913,13 +946,13 @@ class ChatScreen(Screen[None]):
                 note.set_class(marked, "-after-marker")
                 marked = False
                 self._mount(note)
-            widgets = {i: self._widget_for(block, finished=True) for i, block in enumerate(item.blocks)}
-            self._turn_widgets[item.turn] = widgets
+            blocks = {i: self._widget_for(block, finished=True) for i, block in enumerate(item.blocks)}
+            self._turn_widgets[item.turn] = blocks
             self._entries[item.seq] = item.turn
-            for widget in widgets.values():
-                widget.set_class(marked, "-after-marker")
+            for block_widget in blocks.values():
+                block_widget.set_class(marked, "-after-marker")
                 marked = False
-                self._mount(widget)
+                self._mount(block_widget)
             if item.note:
                 self._mount(NoteBlock(item.note, "error"))
             if item.detail:
