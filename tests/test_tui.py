@@ -78,7 +78,7 @@ async def transcripts_listed(app: CallstreamApp, pilot: Any, typed: str) -> None
 def texts(app: CallstreamApp) -> str:
     """Everything the conversation widgets would show, as text."""
     out = []
-    for widget in app.screen.query("#conversation *"):
+    for widget in app.screen.query("#transcript *"):
         if isinstance(widget, Static):
             out.append(str(widget.render()))
         elif isinstance(widget, ProseBlock):
@@ -96,7 +96,7 @@ async def test_preamble_and_two_calls_of_the_same_tool(request: pytest.FixtureRe
     async with app.run_test(size=SIZE, message_hook=lambda m: messages.append(type(m).__name__)) as pilot:
         await send(app, pilot, "Show me Grace Hopper's open and shipped orders")
         assert "Submitted" in messages
-        kinds = [type(w).__name__ for w in app.screen.query("#conversation > *")]
+        kinds = [type(w).__name__ for w in app.screen.query("#transcript > *")]
         assert kinds == ["NoteBlock", "UserMessage", "ProseBlock", "ToolCard", "ToolCard", "ProseBlock",
                          "UsageLine"]
         first, second = cards(app)

@@ -214,7 +214,7 @@ async def test_pageup_pagedown_home_end_scroll_the_conversation_from_the_input()
     async with app.run_test(size=(80, 24)) as pilot:
         for _ in range(3):
             await send(app, pilot, "/help")
-        conversation = app.screen.conversation
+        conversation = app.screen.transcript
         assert conversation.max_scroll_y > 10 and app.screen.focused is prompt_of(app)
         bottom = conversation.scroll_y
         await pilot.press("pageup")
@@ -239,7 +239,7 @@ async def test_new_output_while_scrolled_up_is_marked_and_sending_scrolls_to_the
             async with app.run_test(size=(80, 24)) as pilot:
                 for _ in range(3):
                     await send(app, pilot, "/help")
-                conversation = app.screen.conversation
+                conversation = app.screen.transcript
                 await type_and_enter(app, pilot, "tell me more")
                 await wait_for(pilot, lambda: bool(app.screen.query("ProseBlock")))
                 await pilot.press("home")

@@ -65,7 +65,7 @@ class ReplayScreen(ChatScreen):
 
     async def _play(self) -> None:
         await self.replayer.run()
-        self._set_state("replay finished")
+        self.status.set_state("replay finished")
 
     def _progress(self) -> None:
         clock = self.replayer.clock
