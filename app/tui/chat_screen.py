@@ -1,14 +1,15 @@
 """The chat screen: it composes the parts and wires them to the session.
 
-The parts, each in its own module: the status line's driver (``status``),
-the transcript view (``transcript``: the scroll container of entries), the
-composer (``composer``: the input box, the queue, the history, Ctrl+E), the
-tree controller (``tree``: selection, versions, edit, regenerate, fork), and
-the slash commands (``commands``, run with a narrow ``SlashContext``).
-
-The screen is the one listener of the conversation loop on screen: it turns
-each ``ChatEvent`` into an operation on a part, keeping blocks in event order.
-Widgets only render; the session talks to the network and the dispatcher.
+The parts, each in its own module: the transcript view (``transcript``: the
+scroll container of entries), the composer (``composer``: the input box, the
+queue, the prompt history, Ctrl+E), the tree controller (``tree``: selection,
+versions, edit, regenerate, fork), the status line's driver and the cost
+(``status``, ``tally``), the exchanges run (``exchange``), approvals on screen
+(``approval_desk``), the live view of the loop's events (``live``), the keys
+(``keys``) and the slash commands (``commands``, run with a narrow
+``SlashContext``). The screen builds them and wires them to its app (a
+``ChatHost``) and the session. Widgets only render; the session talks to the
+network and the dispatcher.
 """
 
 from __future__ import annotations
