@@ -298,7 +298,7 @@ class ChatScreen(Screen[None]):
     def action_copy_picker(self) -> None:
         from .copying import CopyPicker, copyables
 
-        context = self._slash_context()
+        context = self._slash_context() if self._attached else None
         items = copyables(context) if context is not None else []
         if not items:
             self._say("Nothing to copy yet.")
