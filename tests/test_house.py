@@ -189,7 +189,6 @@ def test_the_house_graph_sees_the_code() -> None:
 # --- the house ---
 
 
-@pytest.mark.xfail(strict=True, reason="removed at merge (issue 30)")
 def test_no_import_circle_between_modules() -> None:
     graph = import_graph(ROOT)
     assert not knots(graph), f"import circles (lazy and TYPE_CHECKING imports count too):\n{named_circles(graph)}"
@@ -200,7 +199,6 @@ def test_no_module_loose_at_the_root_of_app() -> None:
     assert loose == [], f"modules at app/'s root; give each a room: {loose}"
 
 
-@pytest.mark.xfail(strict=True, reason="removed at merge (issue 30)")
 def test_no_module_over_500_lines() -> None:
     sizes = {m: len(p.read_text().splitlines()) for m, p in modules_of(ROOT).items()}
     over = sorted(((n, m) for m, n in sizes.items() if n > MAX_LINES), reverse=True)

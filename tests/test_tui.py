@@ -80,7 +80,7 @@ async def transcripts_listed(app: CallstreamApp, pilot: Any, typed: str) -> None
 def texts(app: CallstreamApp) -> str:
     """Everything the conversation widgets would show, as text."""
     out = []
-    for widget in app.screen.query("#conversation *"):
+    for widget in app.screen.query("#transcript *"):
         if isinstance(widget, Static):
             out.append(str(widget.render()))
         elif isinstance(widget, ProseBlock):

@@ -21,6 +21,7 @@ from app.settings.tools import CommandToolConfig
 from app.stream.history import User
 from app.tui import slash
 from app.tui.app import CallstreamApp, make_app
+from app.tui.commands import builtin_commands
 from tests import streamgen
 from tests.faultserver import FaultServer, Reply
 from tests.snapshots import check_snapshot
@@ -214,7 +215,7 @@ async def test_pageup_pagedown_home_end_scroll_the_conversation_from_the_input()
     async with app.run_test(size=(80, 24)) as pilot:
         for _ in range(3):
             await send(app, pilot, "/help")
-        conversation = app.screen.conversation
+        conversation = app.screen.transcript
         assert conversation.max_scroll_y > 10 and app.screen.focused is prompt_of(app)
         bottom = conversation.scroll_y
         await pilot.press("pageup")
@@ -239,7 +240,7 @@ async def test_new_output_while_scrolled_up_is_marked_and_sending_scrolls_to_the
             async with app.run_test(size=(80, 24)) as pilot:
                 for _ in range(3):
                     await send(app, pilot, "/help")
-                conversation = app.screen.conversation
+                conversation = app.screen.transcript
                 await type_and_enter(app, pilot, "tell me more")
                 await wait_for(pilot, lambda: bool(app.screen.query("ProseBlock")))
                 await pilot.press("home")
@@ -266,8 +267,9 @@ def test_slash_words_parse_paths_and_the_demo_do_not() -> None:
     assert slash.parse("/etc/hosts says what?") is None
     assert slash.parse("/demo cutoff") is None
     assert slash.parse("what about /model") is None
-    assert slash.complete("/mo") == "/model " and slash.complete("/cl") == "/clear"
-    assert slash.complete("/zz") is None
+    commands = builtin_commands()
+    assert commands.complete("/mo") == "/model " and commands.complete("/cl") == "/clear"
+    assert commands.complete("/zz") is None
 
 
 async def test_help_is_generated_from_the_registry() -> None:
@@ -275,7 +277,7 @@ async def test_help_is_generated_from_the_registry() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await send(app, pilot, "/help")
         shown = notes(app)[-1]
-        for name in slash.COMMANDS:
+        for name in builtin_commands():
             assert f"/{name}" in shown
         assert "/demo" in shown
         assert not app.session.history  # nothing went to the model
@@ -283,16 +285,13 @@ async def test_help_is_generated_from_the_registry() -> None:
 
 async def test_a_registered_command_appears_in_help_and_runs() -> None:
     ran: list[str] = []
-    slash.command("ping", "[WORD]", "answer pong")(lambda screen, argument: ran.append(argument))
-    try:
-        app = demo()
-        async with app.run_test(size=SIZE) as pilot:
-            await send(app, pilot, "/help")
-            assert "/ping [WORD]" in notes(app)[-1]
-            await send(app, pilot, "/ping hello")
-            assert ran == ["hello"]
-    finally:
-        del slash.COMMANDS["ping"]
+    app = demo()
+    async with app.run_test(size=SIZE) as pilot:
+        app.screen.commands.command("ping", "[WORD]", "answer pong")(lambda context, argument: ran.append(argument))
+        await send(app, pilot, "/help")
+        assert "/ping [WORD]" in notes(app)[-1]
+        await send(app, pilot, "/ping hello")
+        assert ran == ["hello"]
 
 
 async def test_an_unknown_command_says_so_and_keeps_the_text() -> None:

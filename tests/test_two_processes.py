@@ -85,7 +85,7 @@ async def test_a_tui_with_the_conversation_open_and_an_ask_on_it(demo_home: Path
         notes = [str(n.render()) for n in app.screen.query(NoteBlock)]
         moved = "This conversation moved on in another process (2 turns added); continuing from there."
         assert moved in notes
-        shown = "\n".join(str(w.render()) for w in app.screen.query("#conversation Static"))
+        shown = "\n".join(str(w.render()) for w in app.screen.query("#transcript Static"))
         assert shown.count("A-1042") >= 3
         mine = [b for t in app.session.turns for b in t.blocks if b.type == "tool_call"]
         assert mine and all(b.state == "ran" and not b.reused for b in mine)

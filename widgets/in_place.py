@@ -9,24 +9,31 @@ the widget repainted; a height that changed still lays out.
 
 from __future__ import annotations
 
-from textual.content import Content
+from typing import TYPE_CHECKING, cast
+
+from textual.visual import Visual
 from textual.widgets import Static
+
+if TYPE_CHECKING:
+    from textual.css.styles import RulesMap
 
 __all__ = ["update_in_place"]
 
 
-def update_in_place(widget: Static, content: Content) -> None:
+def update_in_place(widget: Static, content: Visual) -> None:
     """``widget.update(content)``, with a layout only when the height at the
     widget's current width changes (or the width follows the content, or the
     widget has not been laid out yet)."""
     widget.update(content, layout=not _same_height(widget, content))
 
 
-def _same_height(widget: Static, content: Content) -> bool:
+def _same_height(widget: Static, content: Visual) -> bool:
     width = widget.content_size.width
     if width <= 0 or not widget.is_mounted:
         return False
     declared = widget.styles.width
     if declared is not None and declared.is_auto:
         return False
-    return content.get_height(widget.styles, width) == widget.content_size.height
+    # a widget's styles are the rules a visual is measured with (as Textual's own Widget passes them)
+    rules = cast("RulesMap", widget.styles)
+    return content.get_height(rules, width) == widget.content_size.height

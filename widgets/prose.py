@@ -29,11 +29,10 @@ import asyncio
 
 from markdown_it import MarkdownIt
 from textual.widgets import Markdown
-from textual.widgets._markdown import MarkdownBlock
+from textual.widgets.markdown import MarkdownBlock
 
 from app.stream.inert import inert
 
-from .in_place import update_in_place
 from .prose_paragraph import ProseParagraph
 
 __all__ = ["ProseBlock", "warm_parser"]
@@ -161,9 +160,8 @@ class ProseBlock(Markdown):
                 group = self._group
                 if group is not None and group.chars < _GROUP_CHARS:
                     # the live paragraph is finished: it joins the group, and its widget shows the new one
-                    group.fold(last._content)
-                    last._copy_context(block)
-                    last.set_content(block._content)
+                    group.fold(last.own_text)
+                    last.set_content(block.own_text)
                     continue
                 # the finished paragraph starts a group; the new one gets a widget of its own
                 self._group = last
@@ -178,14 +176,16 @@ class ProseBlock(Markdown):
         """The last block, re-parsed with what arrived since: update it in place."""
         last = self._last
         assert last is not None
-        if isinstance(last, ProseParagraph) and isinstance(block, ProseParagraph) and not last._folded:
-            last._copy_context(block)
-            last._content = block._content
-            update_in_place(last, block._content)  # most flushes keep its height: no layout of the reply
+        if isinstance(last, ProseParagraph) and isinstance(block, ProseParagraph):
+            if last.folded:
+                last.set_content(block.own_text)
+            else:
+                last.grow(block.own_text)  # most flushes keep its height: no layout of the reply
             return
-        await last._update_from_block(block)
-        if block.parent is not None:  # a different kind of block: Textual swapped the widget
-            self._set_last(block)
+        # a different kind of block: its widget is swapped for the new one
+        await last.remove()
+        await self.mount(block)
+        self._set_last(block)
 
     def _set_last(self, block: MarkdownBlock) -> None:
         if self._last is not None and self._last is not block:

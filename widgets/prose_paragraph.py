@@ -11,31 +11,46 @@ group again, once.
 
 While text is being selected in it the widget draws the joined text the
 usual way (the selection needs the whole text at once).
+
+It is a public ``MarkdownBlock`` with what Textual's own paragraph adds (the
+margin below a top-level paragraph), so it needs no private Textual class.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from textual.app import RenderResult
 from textual.content import Content
 from textual.geometry import Size
 from textual.strip import Strip
 from textual.visual import Visual
-from textual.widgets._markdown import MarkdownParagraph
+from textual.widgets.markdown import MarkdownBlock
+
+from .in_place import update_in_place
 
 __all__ = ["ProseParagraph"]
 
 _GAP = Content("\n\n")
 
 
-class ProseParagraph(MarkdownParagraph):
+class ProseParagraph(MarkdownBlock):
+    SCOPED_CSS = False
+    DEFAULT_CSS = """
+    Markdown > ProseParagraph {
+         margin: 0 0 1 0;
+    }
+    """
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        #: Paragraphs folded in after this one's own (``_content``).
+        #: This paragraph's own text (the folded ones are ``_folded``).
+        self._text = Content()
+        #: Paragraphs folded in after this one's own (``_text``).
         self._folded: list[Content] = []
         self._folded_chars = 0
         self._joined: Content | None = None
-        #: What they were rendered for (width, style) → the lines of ``[_content, *_folded]``
+        #: What they were rendered for (width, style) → the lines of ``[_text, *_folded]``
         #: rendered so far and how many paragraphs they hold. Two entries: a layout measures
         #: with and without the scrollbar's width.
         self._renders: dict[tuple[object, ...], tuple[list[Strip], int]] = {}
@@ -43,7 +58,17 @@ class ProseParagraph(MarkdownParagraph):
     @property
     def chars(self) -> int:
         """Characters shown: this paragraph and every one folded into it."""
-        return len(self._content.plain) + self._folded_chars
+        return len(self._text.plain) + self._folded_chars
+
+    @property
+    def own_text(self) -> Content:
+        """This paragraph's own text (without the paragraphs folded into it)."""
+        return self._text
+
+    @property
+    def folded(self) -> bool:
+        """Finished paragraphs were folded in after this one's own."""
+        return bool(self._folded)
 
     def fold(self, content: Content) -> None:
         """A finished paragraph joins the end of this widget."""
@@ -53,18 +78,25 @@ class ProseParagraph(MarkdownParagraph):
         self.refresh(layout=True)
 
     def set_content(self, content: Content) -> None:
+        self._text = content
         self._renders.clear()
         self._joined = None
         super().set_content(content)
 
+    def grow(self, content: Content) -> None:
+        """The live paragraph, re-parsed with what arrived since (nothing folded in):
+        repainted, laid out only when its height changed (``update_in_place``)."""
+        self._text = content
+        update_in_place(self, content)
+
     # -- what Textual asks -------------------------------------------------------
 
-    def render(self) -> Content:
+    def render(self) -> RenderResult:
         """The joined text (selection, copy): built only when asked for."""
         if not self._folded:
-            return super().render()  # type: ignore[return-value]
+            return super().render()
         if self._joined is None:
-            joined = self._content
+            joined = self._text
             for content in self._folded:
                 joined = joined + _GAP + content
             self._joined = joined
@@ -90,10 +122,10 @@ class ProseParagraph(MarkdownParagraph):
     def _lines_at(self, width: int) -> list[Strip]:
         style = self.visual_style
         key = (width, style, self.link_style)
-        lines, rendered = self._renders.pop(key, None) or ([], 0)
+        lines, rendered = self._renders.pop(key, ([], 0))
         while len(self._renders) > 1:  # the oldest goes
             del self._renders[next(iter(self._renders))]
-        paragraphs = [self._content, *self._folded]
+        paragraphs = [self._text, *self._folded]
         for content in paragraphs[rendered:]:
             if rendered:
                 lines.append(Strip.blank(width, style.rich_style))  # the gap between paragraphs

@@ -336,9 +336,10 @@ def _badge_style(state: str) -> str:
 
 def _json(text: str) -> object | None:
     try:
-        return loads(text)
+        value: object = loads(text)
     except ValueError:
         return None
+    return value
 
 
 def _plain_error(text: str) -> str:

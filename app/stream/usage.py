@@ -22,11 +22,11 @@ switch add like to like:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-__all__ = ["Usage", "count", "total", "usage_words", "FIELDS", "NOT_REPORTED"]
+__all__ = ["Usage", "count", "total", "usage_words", "exchange_cost", "Costed", "FIELDS", "NOT_REPORTED"]
 
 #: What is shown instead of numbers where the provider reported none.
 NOT_REPORTED = "no token counts from the provider"
@@ -118,3 +118,20 @@ def usage_words(usage: Usage | None, brief: bool = False) -> str:
     elif usage.reasoning is not None:
         parts.append(f"{_n(usage.reasoning)} reasoning out")
     return "tokens " + " · ".join(parts)
+
+
+class Costed(Protocol):
+    """A turn as far as its cost goes (a live turn record, a stored turn)."""
+
+    @property
+    def usage(self) -> Usage | None: ...
+
+    @property
+    def model(self) -> str | None: ...
+
+
+def exchange_cost(turns: Sequence[Costed]) -> tuple[Usage | None, str | None]:
+    """What one exchange (a prompt and every request of its tool loop) cost:
+    the turns' usage summed, and the model that answered last (``None`` where
+    none was recorded)."""
+    return total(t.usage for t in turns), next((t.model for t in reversed(turns) if t.model), None)

@@ -102,11 +102,11 @@ class CallstreamApp(App[None]):
     def on_mount(self) -> None:
         self._apply_settings()
         if self._deferred is not None:
-            self.push_screen(ChatScreen(None, self.welcome, label=self._deferred.label))
+            self.push_screen(ChatScreen(self, None, self.welcome, label=self._deferred.label))
         else:
             # MCP servers start in the background once the screen is up: typing never waits for them
             self.call_after_refresh(self.runtime.registry.start_servers)
-            self.push_screen(ChatScreen(self.session, self.welcome, focus=self._at))
+            self.push_screen(ChatScreen(self, self.session, self.welcome, focus=self._at))
             self._warm_up()
             if self._start_with_transcripts:
                 self.action_open_transcripts()
@@ -161,7 +161,7 @@ class CallstreamApp(App[None]):
         """/new: a fresh conversation on the same provider; the old one stays saved."""
         old = self.session
         self.session = self.runtime.session()
-        self.switch_screen(ChatScreen(self.session, self.welcome))
+        self.switch_screen(ChatScreen(self, self.session, self.welcome))
         self.run_worker(old.aclose(), group="close-session")
 
     def display_specs(self, name: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
@@ -198,7 +198,7 @@ class CallstreamApp(App[None]):
         ``at``, on its branch, scrolled to it)."""
         old = self.session
         self.session = self.runtime.session(conversation, head=at)
-        self.switch_screen(ChatScreen(self.session, self.welcome, focus=at))
+        self.switch_screen(ChatScreen(self, self.session, self.welcome, focus=at))
         if old is not self.session:
             self.run_worker(old.aclose(), group="close-session")
 

@@ -1,121 +1,134 @@
-"""The built-in slash commands (registered in ``slash.COMMANDS`` on import).
+"""The built-in slash commands, as a table (``builtin_commands``) the chat screen is built with.
 
-Each handler gets the chat screen (the controller) and the rest of the line;
-it talks to the session and the runtime, and answers with a note on the
-screen. Nothing here is sent to the model.
+Each handler gets a ``SlashContext`` (the session, the runtime, a note, the
+clipboard, a few named screen actions) and the rest of the line; it answers
+with a note on the transcript. Nothing here is sent to the model.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..settings.checks import ConfigError
 from ..stream.inert import inert, inert_json
-from .slash import command, help_text
+from .slash import CommandTable, Handler, SlashCommand
 
 if TYPE_CHECKING:
-    from .chat_screen import ChatScreen
+    from .context import SlashContext
 
-__all__: list[str] = []
+__all__ = ["builtin_commands"]
 
-
-@command("help", "", "this list")
-def _help(screen: ChatScreen, argument: str) -> None:
-    screen.note(help_text())
+_BUILTIN: list[SlashCommand] = []
 
 
-@command("new", "", "start a new conversation (this one stays saved)", idle_only=True)
-def _new(screen: ChatScreen, argument: str) -> None:
-    screen.app.new_conversation()  # type: ignore[attr-defined]
+def _command(name: str, usage: str, help: str, *, idle_only: bool = False) -> Callable[[Handler], Handler]:
+    """Put a handler in the built-in list (read by ``builtin_commands``; nothing global is registered)."""
+
+    def add(handler: Handler) -> Handler:
+        _BUILTIN.append(SlashCommand(name, usage, help, handler, idle_only))
+        return handler
+
+    return add
 
 
-@command("model", "[NAME]", "switch the model mid-conversation (the whole history goes along); no NAME: show it",
+@_command("help", "", "this list")
+def _help(context: SlashContext, argument: str) -> None:
+    context.note(context.help_text())
+
+
+@_command("new", "", "start a new conversation (this one stays saved)", idle_only=True)
+def _new(context: SlashContext, argument: str) -> None:
+    context.new_conversation()
+
+
+@_command("model", "[NAME]", "switch the model mid-conversation (the whole history goes along); no NAME: show it",
          idle_only=True)
-def _model(screen: ChatScreen, argument: str) -> None:
-    _switch(screen, None, argument or None)
+def _model(context: SlashContext, argument: str) -> None:
+    _switch(context, None, argument or None)
 
 
-@command("provider", "[PROFILE]", "switch to a profile or provider (openai-chat, anthropic, gemini, demo, …)",
+@_command("provider", "[PROFILE]", "switch to a profile or provider (openai-chat, anthropic, gemini, demo, …)",
          idle_only=True)
-def _provider(screen: ChatScreen, argument: str) -> None:
-    _switch(screen, argument or None, None)
+def _provider(context: SlashContext, argument: str) -> None:
+    _switch(context, argument or None, None)
 
 
-def _switch(screen: ChatScreen, provider: str | None, model: str | None) -> None:
-    runtime = screen.app.runtime  # type: ignore[attr-defined]
+def _switch(context: SlashContext, provider: str | None, model: str | None) -> None:
+    runtime = context.runtime
     if provider is None and model is None:
         profiles = ", ".join(runtime.config.providers) or "none configured"
         demo = " (the demo model speaks openai-chat, openai-responses, anthropic or gemini: /model gemini)" if (
             runtime.profile.provider == "demo") else ""
-        screen.note(f"Talking to {runtime.endpoint.label} (model {runtime.endpoint.model}, wire format "
+        context.note(f"Talking to {runtime.endpoint.label} (model {runtime.endpoint.model}, wire format "
                     f"{runtime.endpoint.dialect}). Profiles: {inert(profiles)}.{demo}")
         return
     try:
-        runtime.switch(screen.session, provider, model)
+        runtime.switch(context.session, provider, model)
     except ConfigError as exc:
-        screen.note(f"Cannot switch: {exc}", "error")
+        context.note(f"Cannot switch: {exc}", "error")
         return
-    screen.refresh_provider()
-    entries = len(screen.session.history)
-    screen.note(f"Now talking to {runtime.endpoint.label} (model {runtime.endpoint.model}, wire format "
+    context.refresh_provider()
+    entries = len(context.session.history)
+    context.note(f"Now talking to {runtime.endpoint.label} (model {runtime.endpoint.model}, wire format "
                 f"{runtime.endpoint.dialect}); the next request carries the whole conversation "
                 f"({entries} entr{'y' if entries == 1 else 'ies'}).")
 
 
-@command("system", "[TEXT]", "set the system prompt for what follows; no TEXT: show it; 'none' clears it")
-def _system(screen: ChatScreen, argument: str) -> None:
-    session = screen.session
+@_command("system", "[TEXT]", "set the system prompt for what follows; no TEXT: show it; 'none' clears it")
+def _system(context: SlashContext, argument: str) -> None:
+    session = context.session
     if not argument:
-        screen.note(f"System prompt: {session.system}" if session.system else "No system prompt is set.")
+        context.note(f"System prompt: {session.system}" if session.system else "No system prompt is set.")
         return
     session.system = None if argument.lower() == "none" else argument
-    screen.note("System prompt cleared." if session.system is None else "System prompt set for the next request.")
+    context.note("System prompt cleared." if session.system is None else "System prompt set for the next request.")
 
 
-@command("tools", "[on|off NAME]", "the tools this conversation offers; switch one on or off")
-def _tools(screen: ChatScreen, argument: str) -> None:
-    runtime = screen.app.runtime  # type: ignore[attr-defined]
+@_command("tools", "[on|off NAME]", "the tools this conversation offers; switch one on or off")
+def _tools(context: SlashContext, argument: str) -> None:
+    runtime = context.runtime
     offered = runtime.offered()
     words = argument.split()
     if words:
         if len(words) != 2 or words[0] not in ("on", "off"):
-            screen.note("Usage: /tools, /tools on NAME, /tools off NAME", "warning")
+            context.note("Usage: /tools, /tools on NAME, /tools off NAME", "warning")
             return
         verb, name = words
         if name not in offered.names():
-            screen.note(f"No tool {inert(name)!r} here (offered: {', '.join(offered.names()) or 'none'}).", "warning")
+            context.note(f"No tool {inert(name)!r} here (offered: {', '.join(offered.names()) or 'none'}).", "warning")
             return
         if verb == "off":
-            screen.disabled_tools.add(name)
+            context.disabled_tools.add(name)
         else:
-            screen.disabled_tools.discard(name)
-        runtime.apply_tools(screen.session, screen.disabled_tools)
+            context.disabled_tools.discard(name)
+        runtime.apply_tools(context.session, context.disabled_tools)
     names = offered.names()
     if not names:
-        screen.note("This conversation offers no tools.")
+        context.note("This conversation offers no tools.")
         return
-    listed = ", ".join(f"{n} ({'off' if n in screen.disabled_tools else 'on'})" for n in names)
-    screen.note(f"Tools offered: {inert(listed)}.")
+    listed = ", ".join(f"{n} ({'off' if n in context.disabled_tools else 'on'})" for n in names)
+    context.note(f"Tools offered: {inert(listed)}.")
 
 
-@command("retry", "", "run the last failed turn again (what already ran comes back from the ledger)",
+@_command("retry", "", "run the last failed turn again (what already ran comes back from the ledger)",
          idle_only=True)
-def _retry(screen: ChatScreen, argument: str) -> None:
-    screen.action_retry()
+def _retry(context: SlashContext, argument: str) -> None:
+    context.retry()
 
 
-@command("copy", "[code [N]|card|result]", "copy the last reply (or its Nth code block, the last card's "
+@_command("copy", "[code [N]|card|result]", "copy the last reply (or its Nth code block, the last card's "
          "shown fields, its result) to the clipboard; Ctrl+Y picks any block")
-def _copy(screen: ChatScreen, argument: str) -> None:
+def _copy(context: SlashContext, argument: str) -> None:
     from .copying import copy_command
 
-    copy_command(screen, argument)
+    copy_command(context, argument)
 
 
-@command("export", "[markdown|json] [FILE]", "write this conversation to a file (Markdown shows allow-listed "
+@_command("export", "[markdown|json] [FILE]", "write this conversation to a file (Markdown shows allow-listed "
          "fields only)")
-def _export(screen: ChatScreen, argument: str) -> None:
+def _export(context: SlashContext, argument: str) -> None:
     from ..store import export_document, markdown_of
 
     words = argument.split(maxsplit=1)
@@ -123,38 +136,43 @@ def _export(screen: ChatScreen, argument: str) -> None:
     if words and words[0] in ("markdown", "md", "json"):
         form = "json" if words[0] == "json" else "markdown"
         words = words[1:]
-    runtime = screen.app.runtime  # type: ignore[attr-defined]
-    stored = runtime.store.load(screen.session.conversation)
+    runtime = context.runtime
+    stored = runtime.store.load(context.session.conversation)
     if stored is None:
-        screen.note("Nothing to export yet: the conversation has no messages.", "warning")
+        context.note("Nothing to export yet: the conversation has no messages.", "warning")
         return
     target = Path(words[0]).expanduser() if words else Path.cwd() / (
         f"callstream-{stored.id[:8]}.{'json' if form == 'json' else 'md'}")
     if form == "json":
         text = inert_json(export_document(stored)) + "\n"
     else:
-        text = inert(markdown_of(stored, screen.app.display_specs))  # type: ignore[attr-defined]
+        text = inert(markdown_of(stored, context.display_specs))
     try:
         target.write_text(text, encoding="utf-8")
     except OSError as exc:
-        screen.note(f"Cannot write {target}: {exc.strerror or exc}", "error")
+        context.note(f"Cannot write {target}: {exc.strerror or exc}", "error")
         return
-    screen.note(f"Exported the conversation as {form} to {target}.")
+    context.note(f"Exported the conversation as {form} to {target}.")
 
 
-@command("fork", "", "a new conversation holding this one up to the selected entry (Alt+↑ selects)",
+@_command("fork", "", "a new conversation holding this one up to the selected entry (Alt+↑ selects)",
          idle_only=True)
-def _fork(screen: ChatScreen, argument: str) -> None:
-    screen.action_fork()
+def _fork(context: SlashContext, argument: str) -> None:
+    context.fork()
 
 
-@command("mcp", "", "the MCP servers: each one's state and tools (connecting, ready, failed and why)")
-def _mcp(screen: ChatScreen, argument: str) -> None:
-    screen.app.action_mcp_servers()  # type: ignore[attr-defined]
+@_command("mcp", "", "the MCP servers: each one's state and tools (connecting, ready, failed and why)")
+def _mcp(context: SlashContext, argument: str) -> None:
+    context.show_mcp_servers()
 
 
-@command("clear", "", "clear the screen (the conversation and what the model sees are unchanged; /new starts over)")
-def _clear(screen: ChatScreen, argument: str) -> None:
-    screen.clear_screen()
+@_command("clear", "", "clear the screen (the conversation and what the model sees are unchanged; /new starts over)")
+def _clear(context: SlashContext, argument: str) -> None:
+    context.clear()
 
 
+
+
+def builtin_commands() -> CommandTable:
+    """A fresh table of the built-in commands, in the order /help lists them."""
+    return CommandTable(list(_BUILTIN))

@@ -1,6 +1,6 @@
 """Copy: what can be copied from the conversation, and the picker (Ctrl+Y).
 
-The controller builds the list from the session's data (the replies in the
+The list is built from the session's data (through a ``SlashContext``) (the replies in the
 history, the calls' blocks), never from what a widget happens to hold; the
 clipboard is Textual's ``copy_to_clipboard`` (OSC 52, so it works over SSH
 and inside tmux). A card copies what it shows: its allow-listed fields and
@@ -30,7 +30,7 @@ from ..stream.inert import inert
 from ..stream.preview import result_line, visible_fields
 
 if TYPE_CHECKING:
-    from .chat_screen import ChatScreen
+    from .context import DisplaySpecs, SlashContext
 
 __all__ = ["Copyable", "copyables", "code_blocks", "copy_command", "CopyPicker", "card_text"]
 
@@ -51,15 +51,15 @@ def code_blocks(markdown: str) -> list[tuple[str, str]]:
             for token in _MARKDOWN.parse(markdown) if token.type in ("fence", "code_block")]
 
 
-def replies(screen: ChatScreen) -> list[str]:
+def replies(context: SlashContext) -> list[str]:
     """The model's replies with any text, oldest first (from the history: the
     exact text, as the model wrote it)."""
-    return [entry.text for entry in screen.session.history if isinstance(entry, Assistant) and entry.text.strip()]
+    return [entry.text for entry in context.session.history if isinstance(entry, Assistant) and entry.text.strip()]
 
 
-def card_text(screen: ChatScreen, call: ToolCallBlock) -> tuple[str, str]:
+def card_text(display_specs: Callable[[str], DisplaySpecs], call: ToolCallBlock) -> tuple[str, str]:
     """What a card shows, as text: its allow-listed fields, and its result line."""
-    display, result_display = screen.app.display_specs(call.name)  # type: ignore[attr-defined]
+    display, result_display = display_specs(call.name)
     fields = visible_fields(call.arguments, display) if call.arguments is not None else []
     shown = "\n".join([call.name, *(f"{label}: {value}" for label, value in fields)])
     result = ""
@@ -68,72 +68,66 @@ def card_text(screen: ChatScreen, call: ToolCallBlock) -> tuple[str, str]:
     return inert(shown), inert(result)
 
 
-def _calls(screen: ChatScreen) -> list[ToolCallBlock]:
-    from widgets.tool_card import ToolCard
-
-    return [card.block for card in screen.query(ToolCard)]
-
-
-def copyables(screen: ChatScreen) -> list[Copyable]:
+def copyables(context: SlashContext) -> list[Copyable]:
     """Newest first: the last reply, its code blocks, the last cards, earlier replies."""
     items: list[Copyable] = []
-    texts = replies(screen)
+    texts = replies(context)
     if texts:
         items.append(Copyable("The last reply", texts[-1]))
         for number, (language, code) in enumerate(code_blocks(texts[-1]), 1):
             first = code.strip().splitlines()[0] if code.strip() else ""
             items.append(Copyable(f"Code block {number}{f' ({language})' if language else ''}: {first[:50]}", code))
-    for call in reversed(_calls(screen)[-6:]):
-        shown, result = card_text(screen, call)
+    for call in reversed(context.calls()[-6:]):
+        shown, result = card_text(context.display_specs, call)
         items.append(Copyable(f"Card {call.name}: its shown fields", shown))
         if result:
             items.append(Copyable(f"Card {call.name}: its result", result))
         items.append(Copyable(f"Card {call.name}: show all its arguments on the card", None,
-                              partial(screen.reveal_arguments, call)))
+                              partial(context.reveal_arguments, call)))
     for number, text in reversed(list(enumerate(texts[:-1], 1))):
         first = text.strip().splitlines()[0]
         items.append(Copyable(f"Reply {number}: {first[:50]}", text))
     return items
 
 
-def copy_command(screen: ChatScreen, argument: str) -> None:
+def copy_command(context: SlashContext, argument: str) -> None:
     """``/copy``, ``/copy code [N]``, ``/copy card``, ``/copy result``."""
     words = argument.split()
-    texts = replies(screen)
+    texts = replies(context)
     if not words:
         if not texts:
-            screen.note("Nothing to copy yet: no reply so far.", "warning")
+            context.note("Nothing to copy yet: no reply so far.", "warning")
             return
-        screen.copy(texts[-1], "the last reply")
+        context.copy(texts[-1], "the last reply")
         return
     if words[0] == "code":
         blocks = code_blocks(texts[-1]) if texts else []
         if not blocks:
-            screen.note("The last reply has no code block.", "warning")
+            context.note("The last reply has no code block.", "warning")
             return
         try:
             number = int(words[1]) if len(words) > 1 else 1
         except ValueError:
             number = 0
         if not 1 <= number <= len(blocks):
-            screen.note(f"The last reply has {len(blocks)} code block{'s' if len(blocks) != 1 else ''}.", "warning")
+            context.note(f"The last reply has {len(blocks)} code block{'s' if len(blocks) != 1 else ''}.", "warning")
             return
-        screen.copy(blocks[number - 1][1], f"code block {number}")
+        context.copy(blocks[number - 1][1], f"code block {number}")
         return
     if words[0] in ("card", "result"):
-        calls = _calls(screen)
+        calls = context.calls()
         if not calls:
-            screen.note("There is no tool card yet.", "warning")
+            context.note("There is no tool card yet.", "warning")
             return
-        shown, result = card_text(screen, calls[-1])
+        shown, result = card_text(context.display_specs, calls[-1])
         if words[0] == "card":
-            screen.copy(shown, f"the {calls[-1].name} card's shown fields")
+            context.copy(shown, f"the {calls[-1].name} card's shown fields")
         elif result:
-            screen.copy(result, f"the {calls[-1].name} card's result")
+            context.copy(result, f"the {calls[-1].name} card's result")
         else:
-            screen.note("The last card has no result.", "warning")
+            context.note("The last card has no result.", "warning")
         return
-    screen.note("Usage: /copy, /copy code [N], /copy card, /copy result (Ctrl+Y picks any block)", "warning")
+    context.note("Usage: /copy, /copy code [N], /copy card, /copy result (Ctrl+Y picks any block)", "warning")
 
 
 class CopyPicker(ModalScreen[None]):
@@ -148,10 +142,10 @@ class CopyPicker(ModalScreen[None]):
 
     BINDINGS = [Binding("escape", "dismiss_picker", "Close", show=True)]
 
-    def __init__(self, items: list[Copyable], target: ChatScreen) -> None:
+    def __init__(self, items: list[Copyable], copy: Callable[[str, str], None]) -> None:
         super().__init__()
         self.items = items
-        self.target = target
+        self._copy = copy
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -167,7 +161,7 @@ class CopyPicker(ModalScreen[None]):
         if item.act is not None:
             item.act()
         elif item.text is not None:
-            self.target.copy(item.text, item.label[:1].lower() + item.label[1:])
+            self._copy(item.text, item.label[:1].lower() + item.label[1:])
 
     def action_dismiss_picker(self) -> None:
         self.dismiss(None)

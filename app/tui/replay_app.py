@@ -4,6 +4,9 @@ with asciinema's controls and a progress line."""
 from __future__ import annotations
 
 import math
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -14,6 +17,9 @@ from ..replay.player import Replayer
 from ..store.recording import Recording
 from ..tools.registry import Registry
 from .chat_screen import ChatScreen
+
+if TYPE_CHECKING:
+    from ..runtime.wiring import Runtime
 
 __all__ = ["ReplayApp", "ReplayScreen"]
 
@@ -40,8 +46,8 @@ class ReplayScreen(ChatScreen):
         Binding("ctrl+q", "app.quit", "Quit", show=True, priority=True),
     ]
 
-    def __init__(self, replayer: Replayer) -> None:
-        super().__init__(replayer.session, None)
+    def __init__(self, host: ReplayApp, replayer: Replayer) -> None:
+        super().__init__(host, replayer.session, None)
         self.replayer = replayer
 
     def compose(self) -> ComposeResult:
@@ -59,7 +65,7 @@ class ReplayScreen(ChatScreen):
 
     async def _play(self) -> None:
         await self.replayer.run()
-        self._set_state("replay finished")
+        self.status.set_state("replay finished")
 
     def _progress(self) -> None:
         clock = self.replayer.clock
@@ -97,12 +103,37 @@ class ReplayApp(App[None]):
         self.display_registry = display
         self.replayer = Replayer(recording, speed, idle_limit, display)
         self.cursor_blink = False
+        #: A replay's conversation is not stored: the tree's keys and the slash commands have nothing to act on.
+        self.runtime: Runtime | None = None
+        self.clock: Callable[[], float] = time.monotonic
+        #: A replay takes no input: no prompt history.
+        self.prompt_history: list[str] | None = None
 
     def on_mount(self) -> None:
-        self.push_screen(ReplayScreen(self.replayer))
+        self.push_screen(ReplayScreen(self, self.replayer))
 
     def display_specs(self, name: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
         return self.display_registry.display_specs(name)
+
+    # what the chat screen may ask of a live chat, which a replay has not
+
+    def save_prompt_history(self, history: list[str]) -> None:
+        pass
+
+    def _not_here(self, what: str) -> None:
+        self.notify(f"A replay cannot {what}.", markup=False, severity="warning")
+
+    def new_conversation(self) -> None:
+        self._not_here("start a new conversation")
+
+    def open_conversation(self, conversation: str, at: int | None = None) -> None:
+        self._not_here("open a conversation")
+
+    def action_open_transcripts(self) -> None:
+        self._not_here("open the saved transcripts")
+
+    def action_mcp_servers(self) -> None:
+        self._not_here("show the MCP servers")
 
     async def on_unmount(self) -> None:
         await self.replayer.session.aclose()

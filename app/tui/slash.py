@@ -1,9 +1,11 @@
-"""Slash commands: one registry, handled by the client, never sent to the model.
+"""Slash commands: one table, handled by the client, never sent to the model.
 
-Each command is one ``SlashCommand`` registered with ``@command(...)``: its
-name, what its argument looks like, one line of help, and a handler taking
-the chat screen and the rest of the line. ``/help`` and Tab completion are
-generated from the registry, so a command added anywhere (``/mcp``, ``/fork``)
+Each command is one ``SlashCommand``: its name, what its argument looks like,
+one line of help, and a handler taking a ``SlashContext`` (what a command may
+touch: the session, the runtime, a note, the clipboard, …) and the rest of
+the line. The table is built explicitly where the chat screen is built
+(``commands.builtin_commands``); nothing registers itself on import. ``/help``
+and Tab completion are generated from the table, so a command added to it
 appears in both. ``/demo …`` is not a command: it is the demo model's, and
 goes to the model like any prompt.
 """
@@ -11,16 +13,16 @@ goes to the model like any prompt.
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .chat_screen import ChatScreen
+    from .context import SlashContext
 
-__all__ = ["SlashCommand", "COMMANDS", "command", "parse", "complete", "help_text", "PASS_THROUGH"]
+__all__ = ["SlashCommand", "CommandTable", "Handler", "parse", "PASS_THROUGH"]
 
-Handler = Callable[["ChatScreen", str], Awaitable[None] | None]
+Handler = Callable[["SlashContext", str], Awaitable[None] | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,23 +36,10 @@ class SlashCommand:
     idle_only: bool = False
 
 
-#: name → command, in the order /help lists them.
-COMMANDS: dict[str, SlashCommand] = {}
-
 #: Words that look like commands but belong to the model (the demo's scenarios).
 PASS_THROUGH = frozenset({"demo"})
 
 _WORD = re.compile(r"^/([a-z][a-z0-9-]*)(?:\s+(.*))?$", re.S)
-
-
-def command(name: str, usage: str, help: str, *, idle_only: bool = False) -> Callable[[Handler], Handler]:
-    """Register a slash command (a decorator on its handler)."""
-
-    def register(handler: Handler) -> Handler:
-        COMMANDS[name] = SlashCommand(name, usage, help, handler, idle_only)
-        return handler
-
-    return register
 
 
 def parse(text: str) -> tuple[str, str] | None:
@@ -62,43 +51,68 @@ def parse(text: str) -> tuple[str, str] | None:
     return match.group(1), (match.group(2) or "").strip()
 
 
-def complete(text: str) -> str | None:
-    """Tab: the one command ``text`` is the start of, completed (with a space
-    when it takes an argument); the common prefix of several; None otherwise."""
-    if not text.startswith("/") or " " in text or "\n" in text:
-        return None
-    typed = text[1:]
-    matches = [name for name in [*COMMANDS, *PASS_THROUGH] if name.startswith(typed)]
-    if not matches:
-        return None
-    if len(matches) == 1:
-        name = matches[0]
-        takes = name in PASS_THROUGH or bool(COMMANDS[name].usage)
-        return f"/{name} " if takes else f"/{name}"
-    prefix = matches[0]
-    for name in matches[1:]:
-        while not name.startswith(prefix):
-            prefix = prefix[:-1]
-    return f"/{prefix}" if len(prefix) > len(typed) else None
+class CommandTable:
+    """name → command, in the order /help lists them."""
 
+    def __init__(self, commands: list[SlashCommand] | None = None) -> None:
+        self._commands: dict[str, SlashCommand] = {}
+        for found in commands or []:
+            self.add(found)
 
-def matching(text: str) -> list[SlashCommand]:
-    """The commands the typed ``/wor`` could become (for the hint under the box)."""
-    if not text.startswith("/") or "\n" in text:
-        return []
-    typed = text[1:].split(" ", 1)[0]
-    return [c for name, c in COMMANDS.items() if name.startswith(typed)]
+    def add(self, found: SlashCommand) -> None:
+        self._commands[found.name] = found
 
+    def command(self, name: str, usage: str, help: str, *, idle_only: bool = False) -> Callable[[Handler], Handler]:
+        """Add a command (a decorator on its handler)."""
 
-def help_text() -> str:
-    width = max(len(f"/{c.name} {c.usage}".rstrip()) for c in COMMANDS.values())
-    lines = [f"{f'/{c.name} {c.usage}'.rstrip():<{width}}  {c.help}" for c in COMMANDS.values()]
-    lines.append(f"{'/demo …':<{width}}  the demo model's scenarios (sent to the model)")
-    return "Commands:\n" + "\n".join(lines)
+        def add(handler: Handler) -> Handler:
+            self.add(SlashCommand(name, usage, help, handler, idle_only))
+            return handler
 
+        return add
 
-def usage_of(name: str) -> str:
-    c = COMMANDS[name]
-    return f"/{c.name} {c.usage}".rstrip()
+    def get(self, name: str) -> SlashCommand | None:
+        return self._commands.get(name)
 
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._commands)
 
+    def __contains__(self, name: object) -> bool:
+        return name in self._commands
+
+    def complete(self, text: str) -> str | None:
+        """Tab: the one command ``text`` is the start of, completed (with a space
+        when it takes an argument); the common prefix of several; None otherwise."""
+        if not text.startswith("/") or " " in text or "\n" in text:
+            return None
+        typed = text[1:]
+        matches = [name for name in [*self._commands, *PASS_THROUGH] if name.startswith(typed)]
+        if not matches:
+            return None
+        if len(matches) == 1:
+            name = matches[0]
+            takes = name in PASS_THROUGH or bool(self._commands[name].usage)
+            return f"/{name} " if takes else f"/{name}"
+        prefix = matches[0]
+        for name in matches[1:]:
+            while not name.startswith(prefix):
+                prefix = prefix[:-1]
+        return f"/{prefix}" if len(prefix) > len(typed) else None
+
+    def matching(self, text: str) -> list[SlashCommand]:
+        """The commands the typed ``/wor`` could become (for the hint under the box)."""
+        if not text.startswith("/") or "\n" in text:
+            return []
+        typed = text[1:].split(" ", 1)[0]
+        return [c for name, c in self._commands.items() if name.startswith(typed)]
+
+    def help_text(self) -> str:
+        commands = list(self._commands.values())
+        width = max((len(f"/{c.name} {c.usage}".rstrip()) for c in commands), default=0)
+        lines = [f"{f'/{c.name} {c.usage}'.rstrip():<{width}}  {c.help}" for c in commands]
+        lines.append(f"{'/demo …':<{width}}  the demo model's scenarios (sent to the model)")
+        return "Commands:\n" + "\n".join(lines)
+
+    def usage_of(self, name: str) -> str:
+        c = self._commands[name]
+        return f"/{c.name} {c.usage}".rstrip()

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from . import collector
 
@@ -45,9 +46,9 @@ MODULES = (
 PAUSE = 0.01
 
 
-def warm_up(app: App[object], session: ChatSession, done: Callable[[], None] | None = None) -> None:
+def warm_up(app: App[Any], session: ChatSession, done: Callable[[], None] | None = None) -> None:
     """Start the steps on ``app``'s loop; ``done`` runs after the last."""
-    steps: list[Callable[[], None]] = [lambda name=name: _load(name) for name in MODULES]  # type: ignore[misc]
+    steps: list[Callable[[], None]] = [partial(_load, name) for name in MODULES]
     steps.insert(1, _warm_parser)
     steps.append(session.prepare)
     steps.append(collector.settle)
