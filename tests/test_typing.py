@@ -10,6 +10,7 @@ import pytest
 
 from tests.conftest import ROOT
 
+
 def _mypy(*args: str) -> subprocess.CompletedProcess[str]:
     if shutil.which("mypy", path=str(ROOT / ".venv" / "bin")) is None and not _has_mypy():
         pytest.skip(reason="mypy is not installed in this environment (make test installs it)")
