@@ -9,6 +9,7 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
+from ..files.dbfile import DataFileError
 from ..rules.ids import check_id
 from ..stream.blocks import Block, ReasoningBlock, TextBlock, block_from_record
 from ..stream.limits import loads
@@ -18,7 +19,12 @@ from .naming import UnresolvedConversation, pick
 from .search import Hit
 from .tree import StoredEntry, StoredTree, StoredTurn, StoredUser, mark_killed
 
-__all__ = ["Reads", "stored_usage"]
+__all__ = ["Reads", "stored_usage", "LoopedTree"]
+
+
+class LoopedTree(DataFileError):
+    """A stored conversation whose entries lead back to themselves through their parents (a damaged
+    file: callstream never writes one): it is not opened, and the message says so."""
 
 
 class Reads:
@@ -114,6 +120,7 @@ class Reads:
                     mark_killed(item)
                 result.next_turn = max(result.next_turn, item.turn + 1)
             result.tree.append(item)
+        _refuse_loop(result, getattr(self, "path", "the database"))
         family: dict[int | None, list[StoredEntry]] = {}
         for item in result.tree:
             family.setdefault(item.parent, []).append(item)
@@ -128,6 +135,26 @@ class Reads:
         result.items = result.path_to(wanted)
         return result
 
+
+
+def _refuse_loop(tree: StoredTree, where: object) -> None:
+    """A ``LoopedTree`` when following parents from some entry comes back to it (each entry is
+    walked once: linear in the entries)."""
+    parents = {item.seq: item.parent for item in tree.tree}
+    settled: set[int] = set()  # entries known to reach the first entry (or a missing one)
+    for start in parents:
+        walked: list[int] = []
+        on_walk: set[int] = set()
+        seq: int | None = start
+        while seq is not None and seq in parents and seq not in settled:
+            if seq in on_walk:
+                raise LoopedTree(f"{where}: conversation {tree.id} is damaged: entry {seq} follows itself through "
+                                 "its parents (a loop callstream never writes): it was not opened; delete it "
+                                 f"(callstream transcripts delete {tree.id[:12]}) or restore the file from a backup")
+            walked.append(seq)
+            on_walk.add(seq)
+            seq = parents[seq]
+        settled.update(walked)
 
 
 def stored_usage(column: str | None) -> Usage | None:
