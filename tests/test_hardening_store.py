@@ -110,3 +110,12 @@ def test_an_imported_parent_that_is_an_object_is_a_sentence(saved: Saved, tmp_pa
 
     _refused(saved, _items_file(saved, tmp_path, object_parent),
              "item 1.parent (the entry it follows) must be a whole number")
+
+
+def test_search_with_a_limit_of_ten_to_the_twenty_is_a_sentence(saved: Saved) -> None:  # noqa: F811
+    stated(run("search", "order", "--limit", "100000000000000000000"), 2,
+           "--limit must be a whole number from 1 to 10000 (got 100000000000000000000)")
+    stated(run("search", "order", "--limit", "0"), 2, "--limit must be a whole number from 1 to 10000")
+    code, out, err = run("search", "order", "--limit", "10000", "--json")
+    assert code == 0 and "Traceback" not in err and [hit["conversation"] for hit in json.loads(out)][:1] == [saved.id]
+    saved.intact(alone=True)

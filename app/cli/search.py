@@ -13,7 +13,10 @@ import sys
 from ..stream.inert import inert, inert_json
 from .common import fail, open_store
 
-__all__ = ["register", "run"]
+__all__ = ["register", "run", "MAX_LIMIT"]
+
+#: The most matches one search prints.
+MAX_LIMIT = 10_000
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -24,7 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                     "Every word must appear; the last may be the start of a word. Best matches first.")
     search.add_argument("query", nargs="+", help="the words to find")
     search.add_argument("--json", action="store_true", help="print the matches as a JSON array")
-    search.add_argument("--limit", type=int, default=20, help="at most this many matches (default 20)")
+    search.add_argument("--limit", type=int, default=20,
+                        help=f"at most this many matches, 1 to {MAX_LIMIT} (default 20)")
     search.add_argument("--conversation", metavar="ID", help="only in this conversation (its id or a unique prefix)")
 
 
@@ -32,10 +36,12 @@ def run(args: argparse.Namespace) -> int:
     import sqlite3
 
     text = " ".join(args.query)
+    if not 1 <= args.limit <= MAX_LIMIT:
+        return fail(f"--limit must be a whole number from 1 to {MAX_LIMIT} (got {str(args.limit)[:40]})")
     store = open_store()
     try:
         conversation = store.resolve(args.conversation) if args.conversation is not None else None
-        hits = store.search(text, max(1, args.limit), conversation)
+        hits = store.search(text, args.limit, conversation)
     except sqlite3.Error as exc:
         return fail(f"cannot search {store.path}: {exc}")
     finally:
