@@ -145,7 +145,8 @@ def migrate(url: str, timeout: float = 10.0) -> tuple[int, int]:
                 conn.execute("CREATE TABLE IF NOT EXISTS callstream_schema (version INTEGER PRIMARY KEY, "
                              "migrated_at TIMESTAMPTZ NOT NULL DEFAULT now())")
                 before = schema_version(conn, public_url(url))
-                if before == 0 and _first(conn.execute("SELECT to_regclass('callstream_ledger') IS NOT NULL").fetchone()):
+                foreign = conn.execute("SELECT to_regclass('callstream_ledger') IS NOT NULL").fetchone()
+                if before == 0 and _first(foreign):
                     raise LedgerSchemaError(f"the database at {public_url(url)} already has a callstream_ledger table "
                                             f"but no ledger schema version: {_NOT_OURS}")
                 if before > SCHEMA_VERSION:
