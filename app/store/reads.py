@@ -5,6 +5,7 @@ block put back together from its record, its call buffer and its prose."""
 from __future__ import annotations
 
 import builtins
+import json
 import sqlite3
 from collections.abc import Iterable
 from typing import Any
@@ -16,7 +17,7 @@ from ..stream.limits import loads
 from ..stream.usage import Usage
 from . import search
 from .naming import UnresolvedConversation, pick
-from .search import Hit
+from .search import Display, Hit
 from .tree import StoredEntry, StoredTree, StoredTurn, StoredUser, mark_killed
 
 __all__ = ["Reads", "stored_usage", "LoopedTree"]
@@ -31,6 +32,8 @@ class Reads:
     """The read half of ``Store``."""
 
     _db: sqlite3.Connection
+    #: The tools' allow-lists now (None: the index is taken as written).
+    display: Display | None
 
     def exists(self, conversation: str) -> bool:
         """Whether ``conversation`` (a whole id) is stored."""
@@ -48,7 +51,14 @@ class Reads:
             sql += " WHERE c.title LIKE ? ESCAPE '\\'"
             params = [like]
             match = search.fts_query(text)
-            if match:
+            if match and self.display is not None:  # found as the tools' allow-lists show it now
+                rows = self._db.execute("SELECT t.id, t.conversation, t.seq, t.idx, t.body FROM search_fts JOIN "
+                                        "search_text t ON t.id = search_fts.rowid WHERE search_fts MATCH ?",
+                                        (match,)).fetchall()
+                found = search.current(self._db, match, [tuple(r) for r in rows], self.display)
+                sql += " OR c.id IN (SELECT value FROM json_each(?))"
+                params.append(json.dumps(sorted({r[1] for r in rows if r[0] in found})))
+            elif match:
                 sql += (" OR c.id IN (SELECT t.conversation FROM search_fts JOIN search_text t "
                         "ON t.id = search_fts.rowid WHERE search_fts MATCH ?)")
                 params.append(match)
@@ -62,7 +72,7 @@ class Reads:
 
     def search(self, text: str, limit: int = 50, conversation: str | None = None) -> builtins.list[Hit]:
         """The best matches of ``text`` (in ``conversation`` only, a whole id, when given)."""
-        return search.query(self._db, text, limit, conversation)
+        return search.query(self._db, text, limit, conversation, self.display)
 
     def resolve(self, text: str, also: Iterable[str] = ()) -> str:
         """The whole id of the conversation ``text`` names: its id, or the
