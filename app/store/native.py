@@ -20,7 +20,8 @@ from .tree import StoredEntry, StoredTree, StoredTurn, StoredUser
 if TYPE_CHECKING:
     from .transcripts import Store
 
-__all__ = ["FORMAT", "VERSION", "ImportError_", "export_document", "import_document", "store_conversation"]
+__all__ = ["FORMAT", "VERSION", "ImportError_", "export_document", "import_document", "store_conversation",
+           "store_new_entries"]
 
 FORMAT = "callstream-transcript"
 #: The transcript format's version (docs/transcript-format.md); version 1 files still import.
@@ -224,3 +225,60 @@ def _check_tree(entries: list[StoredEntry]) -> None:
             raise ImportError_(f"the transcript is damaged: entry {entry.seq} follows entry {entry.parent}, "
                                "which is not before it")
         seen.add(entry.seq)
+
+
+def _same(stored: StoredEntry, read: StoredEntry) -> bool:
+    """Whether a stored entry is the one a file's entry was imported as (its words, its blocks as recorded)."""
+    if isinstance(stored, StoredUser) or isinstance(read, StoredUser):
+        return isinstance(stored, StoredUser) and isinstance(read, StoredUser) and stored.text == read.text
+    return ((stored.outcome, stored.note, stored.error) == (read.outcome, read.note, read.error)
+            and [block_record(b) for b in stored.blocks] == [block_record(b) for b in read.blocks])
+
+
+def store_new_entries(store: Store, meta: dict[str, Any], entries: list[StoredEntry]) -> tuple[str, int]:
+    """A conversation imported before from a file that has grown since (llm's
+    logs.db): the file's entries are followed down the stored tree while
+    each is found there as it was imported; what follows — the new entries —
+    is written after the last one found, in one transaction: (id, how many).
+    An entry the file now tells differently (a call whose result came since)
+    starts a branch beside the stored one, which is kept as it was (nothing
+    stored is rewritten); a conversation continued in callstream keeps its
+    own entries beside the new ones."""
+    try:
+        conversation = check_id(meta.get("id"))
+    except InvalidId as exc:
+        raise ImportError_(str(exc)) from None
+    _check_tree(entries)
+    with store.transaction():
+        stored = store.load(conversation)
+        if stored is None:
+            raise ImportError_(f"conversation {conversation} is not stored")
+        children: dict[int | None, list[StoredEntry]] = {}
+        for item in stored.tree:
+            children.setdefault(item.parent, []).append(item)
+        placed: dict[int, int] = {}  # the file's entry → the stored one it is, or was written as
+        branches = {item.seq: item.branch for item in stored.tree}
+        seq = max(branches, default=-1) + 1
+        turn, added, last = stored.next_turn, 0, None
+        for entry in entries:
+            parent = placed[entry.parent] if entry.parent is not None else None
+            siblings = children.get(parent, [])
+            found = next((item for item in siblings if _same(item, entry)), None)
+            if found is not None:
+                placed[entry.seq] = found.seq
+                continue
+            # beside entries already there: a branch of its own; else on its parent's
+            branch = uuid.uuid4().hex[:8] if siblings else branches.get(parent, "") if parent is not None else ""
+            if isinstance(entry, StoredTurn):
+                entry.turn, turn = turn, turn + 1
+            placed[entry.seq] = seq
+            entry.seq, entry.parent, entry.branch = seq, parent, branch
+            store.insert_entry(conversation, seq, entry, parent, branch)
+            children.setdefault(parent, []).append(entry)
+            branches[seq] = branch
+            added, last, seq = added + 1, seq, seq + 1
+        if last is not None:
+            store.set_head(conversation, last)
+            updated = _number(meta.get("updated"), "conversation.updated", time.time())
+            store.set_dates(conversation, stored.created, max(updated, stored.updated))
+    return conversation, added
