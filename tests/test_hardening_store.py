@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from app.store import Store
 from tests import storefaults
 from tests.test_hostile_input import Saved, run, saved, stated  # noqa: F401  (the fixture)
@@ -119,3 +121,34 @@ def test_search_with_a_limit_of_ten_to_the_twenty_is_a_sentence(saved: Saved) ->
     code, out, err = run("search", "order", "--limit", "10000", "--json")
     assert code == 0 and "Traceback" not in err and [hit["conversation"] for hit in json.loads(out)][:1] == [saved.id]
     saved.intact(alone=True)
+
+
+@pytest.fixture
+def looped(home: Path) -> str:
+    """A conversation run on the demo model, then a loop put in its tree on disk."""
+    from app.files.paths import data_dir
+    from tests.conversations import converse
+
+    conversation = converse(["Show me order A-1042"]).conversation
+    storefaults.loop_parents(data_dir() / "callstream.db", conversation)
+    return conversation
+
+
+async def test_a_looped_conversation_chosen_in_the_tui_is_a_stated_failure(looped: str) -> None:
+    from app.tui.chat_screen import ChatScreen
+    from tests.test_transcripts_screen import open_list
+    from tests.test_tui import SIZE, demo_app
+    from tests.waiting import wait_for
+
+    app = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        before = app.session
+        await open_list(app, pilot)
+        await pilot.press("enter")  # the only row: the looped conversation
+        await wait_for(pilot, lambda: any("is damaged" in str(n.message) for n in app._notifications))
+        message = next(str(n.message) for n in app._notifications if "is damaged" in str(n.message))
+        assert f"conversation {looped} is damaged" in message and "it was not opened" in message
+        assert isinstance(app.screen, ChatScreen) and app.session is before  # the app goes on where it was
+        assert app.is_running
+    code, out, _ = run("transcripts", "--json")
+    assert code == 0 and [row["id"] for row in json.loads(out)] == [looped]  # still there, to delete or restore
