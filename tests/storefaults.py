@@ -30,6 +30,7 @@ __all__ = [
     "inline_call_buffers",
     "interrupt_last_ran_call",
     "leave_dead_claim",
+    "loop_parents",
     "prose_bytes",
     "prose_parts",
     "rename_conversation",
@@ -143,6 +144,17 @@ def damage_usage(path: Path | str, conversation: str) -> None:
     """A usage column that is not JSON, on every entry of the conversation."""
     with _file(path) as db:
         db.execute("UPDATE entries SET usage = '{not json' WHERE conversation = ?", (conversation,))
+
+
+def loop_parents(path: Path | str, conversation: str) -> None:
+    """A loop in the conversation's tree: its first entry made to follow its last, so following
+    parents from any entry never reaches a first one (the code never writes this; a hand-edited
+    or damaged file can hold it)."""
+    with _file(path) as db:
+        first, last = db.execute("SELECT MIN(seq), MAX(seq) FROM entries WHERE conversation = ?",
+                                 (conversation,)).fetchone()
+        assert first is not None and first != last, "the conversation needs two entries for a loop"
+        db.execute("UPDATE entries SET parent = ? WHERE conversation = ? AND seq = ?", (last, conversation, first))
 
 
 def rename_conversation(path: Path | str, old: str, new: str) -> None:

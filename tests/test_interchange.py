@@ -226,3 +226,48 @@ def test_a_session_with_no_user_message_is_refused(home: Path, tmp_path: Path) -
     result = cli("import", str(path))
     assert result.returncode == 2 and "holds no user message" in result.stderr
     assert _nothing_stored()
+
+
+def test_a_grown_llm_logs_db_imports_what_is_new(home: Path, tmp_path: Path) -> None:
+    path = llm_db(tmp_path)
+    first = cli("import", str(path))
+    assert first.returncode == 0, first.stderr
+    one, two, three = (f"llm-01jq000000000000000000000{n}" for n in (1, 2, 3))
+    before = stored(one)
+    kept = cli("export", two).stdout
+    db = sqlite3.connect(path)  # llm goes on logging: the pending call's result, a new exchange, a new conversation
+    db.executescript("""
+INSERT INTO responses (id, model, prompt, response, conversation_id, datetime_utc) VALUES
+  ('01jq00000000000000000000r6', 'gpt-4.1-mini', '', 'Ticket T-7 is open.', '01jq0000000000000000000001',
+   '2026-11-23T08:00:00'),
+  ('01jq00000000000000000000r7', 'gpt-4.1-mini', 'Thanks!', 'You are welcome.', '01jq0000000000000000000001',
+   '2026-11-23T08:01:00');
+INSERT INTO tool_results VALUES (3, '01jq00000000000000000000r6', 2, 'create_ticket', '{"ticket": "T-7"}',
+  'call_llm_3', NULL, NULL);
+INSERT INTO conversations VALUES ('01jq0000000000000000000003', 'Later', 'gpt-4.1-mini');
+INSERT INTO responses (id, model, prompt, response, conversation_id, datetime_utc) VALUES
+  ('01jq00000000000000000000u1', 'gpt-4.1-mini', 'And in German?', 'Hallo.', '01jq0000000000000000000003',
+   '2026-11-23T09:00:00');
+""")
+    db.commit()
+    db.close()
+    again = cli("import", str(path))
+    assert again.returncode == 0 and "Traceback" not in again.stderr, again.stderr
+    assert again.stdout.splitlines() == [f"imported 4 new entries into conversation {one} from llm",
+                                         f"conversation {two} is up to date (nothing new in the file)",
+                                         f"imported conversation {three} from llm"]
+    grown = stored(one)
+    old_seqs = {e.seq: e for e in before.tree}
+    assert all(grown.entry(seq) is not None for seq in old_seqs)  # every entry stored before is still there…
+    assert [c.state for c in calls(before)] == ["ran", "failed", "not run"]
+    assert grown.entry(before.items[-1].seq).note == EXPECTED["llm"][2]  # …as it was (the pending call: not run)
+    shown = [e.text if isinstance(e, StoredUser) else [b.text if b.type == "text" else (b.name, b.state)
+                                                       for b in e.blocks] for e in grown.items[-5:]]
+    assert shown == ["Try once more.", [("create_ticket", "ran")], ["Ticket T-7 is open."], "Thanks!",
+                     ["You are welcome."]]  # the path shown is the file's, the call's result recorded beside
+    turns = [e.turn for e in grown.tree if isinstance(e, StoredTurn)]
+    assert len(turns) == len(set(turns))  # no turn index reused by the new branch
+    assert cli("export", two).stdout == kept
+    third = cli("import", str(path))
+    assert third.returncode == 0 and all("up to date" in line for line in third.stdout.splitlines())
+    assert len(stored(one).tree) == len(grown.tree)

@@ -249,3 +249,42 @@ def test_a_lost_claim_reply_is_recognised_as_ours(pg_ledger_url: str) -> None:
     ledger._run = real  # type: ignore[method-assign]
     assert ledger.finish("k", "ran", "ok", False, fence=claim.fence)
     ledger.close()
+
+
+def _one_line(result: subprocess.CompletedProcess[str], *words: str) -> None:
+    """A stated failure: exit 2, one line holding ``words``, no traceback."""
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stdout + result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    for word in words:
+        assert word in result.stderr, (word, result.stderr)
+
+
+def test_a_foreign_callstream_ledger_table_is_a_sentence_and_left_alone(fresh_db: str, tmp_path: Path) -> None:
+    with psycopg.connect(fresh_db, autocommit=True) as conn:
+        conn.execute("CREATE TABLE callstream_ledger (id SERIAL PRIMARY KEY, note TEXT)")
+        conn.execute("INSERT INTO callstream_ledger (note) VALUES ('someone else''s row')")
+    _one_line(_cli("migrate", url=fresh_db, home=tmp_path),
+              "already has a callstream_ledger table but no ledger schema version", "was not made by callstream",
+              "nothing was changed")
+    _one_line(_cli(url=fresh_db, home=tmp_path), "has no ledger schema: run `callstream ledger migrate`")
+    with psycopg.connect(fresh_db, autocommit=True) as conn:  # a schema row beside the foreign table
+        conn.execute("CREATE TABLE callstream_schema (version INTEGER PRIMARY KEY)")
+        conn.execute("INSERT INTO callstream_schema (version) VALUES (%s)", (SCHEMA_VERSION,))
+    _one_line(_cli(url=fresh_db, home=tmp_path), "cannot read the ledger", "refused a statement",
+              "was not made by callstream")
+    with psycopg.connect(fresh_db, autocommit=True) as conn:
+        rows = conn.execute("SELECT note FROM callstream_ledger").fetchall()
+    assert rows == [("someone else's row",)]  # nothing of it changed
+
+
+def test_a_schema_version_that_is_not_a_number_is_a_sentence(fresh_db: str, tmp_path: Path) -> None:
+    with psycopg.connect(fresh_db, autocommit=True) as conn:
+        conn.execute("CREATE TABLE callstream_schema (version TEXT PRIMARY KEY)")
+        conn.execute("INSERT INTO callstream_schema (version) VALUES ('two')")
+    words = ("records ledger schema version 'two', not a whole number", "was not made by callstream")
+    _one_line(_cli("migrate", url=fresh_db, home=tmp_path), *words)
+    _one_line(_cli(url=fresh_db, home=tmp_path), *words)
+    with psycopg.connect(fresh_db, autocommit=True) as conn:
+        assert conn.execute("SELECT version FROM callstream_schema").fetchall() == [("two",)]
+        assert conn.execute("SELECT to_regclass('callstream_ledger')").fetchone() == (None,)  # nothing made

@@ -76,3 +76,28 @@ def test_a_bad_mcp_table_is_one_line_not_a_traceback(home: Path, capsys: pytest.
     assert main(["mcp", "list"]) == 2
     err = capsys.readouterr().err
     assert "mcp.x.url must be an http:// or https:// URL" in err and "Traceback" not in err
+
+
+def test_mcp_import_into_an_inline_mcp_table_adds_the_servers_there(home: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    config = write_config(home, '# mine\nmcp = { kept = { command = "kept-server", args = ["--quiet"] } }\n')
+    source = home / "claude_desktop_config.json"
+    source.write_text(json.dumps({"mcpServers": {
+        "files": {"command": "npx", "args": ["-y", "files"], "env": {"ROOT": "${HOME}"}},
+        "search": {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}}}))
+    assert main(["mcp", "import", str(source)]) == 0
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    assert f"added [mcp.files] to {config}" in out and f"added [mcp.search] to {config}" in out
+    text = config.read_text()
+    assert text.startswith("# mine\nmcp = { kept = { command = \"kept-server\", args = [\"--quiet\"] }")
+    servers = tomllib.loads(text)["mcp"]
+    assert servers["kept"] == {"command": "kept-server", "args": ["--quiet"]}  # what was there is kept
+    assert servers["files"] == {"command": "npx", "args": ["-y", "files"], "env": {"ROOT": "${HOME}"}}
+    assert servers["search"]["headers"] == {"Authorization": "Bearer ${TOKEN}"}
+    from app.settings.config import load_config
+
+    assert set(load_config().mcp) == {"kept", "files", "search"}  # callstream reads it back
+    assert main(["mcp", "import", str(source)]) == 0  # again: kept, not replaced
+    assert "kept the existing [mcp.files]" in capsys.readouterr().err
+    assert config.read_text() == text

@@ -99,3 +99,58 @@ def test_fork_cli_copies_and_refuses_clearly(home: Path) -> None:
     assert missing.returncode == 2 and "has no entry 99" in missing.stderr and "Traceback" not in missing.stderr
     unknown = cli("fork", "nope")
     assert unknown.returncode == 2 and "no stored conversation" in unknown.stderr
+
+
+def _tool_config(tmp_path: Path, display: str) -> str:
+    return (f"[tools.lookup_user]\ncommand = {json.dumps([sys.executable, str(tmp_path / 'lookup.py')])}\n"
+            "read_only = true\nparameters = '{\"type\": \"object\", \"properties\": {\"query\": {\"type\": "
+            "\"string\"}, \"api_token\": {\"type\": \"string\"}}}'\n"
+            f"display = {display}\n")
+
+
+def test_a_field_removed_from_display_is_no_longer_found_nor_shown(home: Path, tmp_path: Path) -> None:
+    """The index was written while ``display`` listed api_token; the user then removed it to hide it."""
+    tool = _lookup_tool(tmp_path)
+    tool.display = [("query", "Query"), ("api_token", "Token")]
+    calls = streamgen.call_script(0, "t1", "lookup_user", json.dumps({"query": "ada", "api_token": PLANTED}), 5)
+    with FaultServer() as server:
+        server.replies.append(Reply(streamgen.anthropic([("text", "Looking her up. ")] + calls), chunk=23))
+        server.replies.append(Reply(streamgen.anthropic([("text", "Found her: authorised.")],
+                                                        stop_reason="end_turn")))
+        conversation = converse(["who is ada?"], Config(tools={"lookup_user": tool}),
+                                Endpoint("anthropic", server.url, "m", "test")).conversation
+    path = data_dir() / "callstream.db"
+    assert any("zanzibar" in body for body in storefaults.search_index(path))  # written with the old list
+
+    def old(name: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+        return ([("query", "Query"), ("api_token", "Token")], []) if name == "lookup_user" else ([], [])
+
+    def now(name: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+        return ([("query", "Query")], []) if name == "lookup_user" else ([], [])
+
+    store = Store(path, now)
+    try:
+        for words in ("zanzibar", "quokka", "4471", "Token zanz"):
+            assert store.search(words) == [], words
+        assert store.list("quokka") == []  # the transcripts filter obeys the same lists
+        hits = store.search("ada")
+        assert [h.conversation for h in hits] and all("quokka" not in h.snippet for h in hits)
+        assert any("Query [ada]" in h.snippet for h in hits)  # the field still listed is still found
+    finally:
+        store.close()
+    store = Store(path, old)  # listed again: found again (nothing was thrown away)
+    try:
+        assert [h.conversation for h in store.search("quokka")] == [conversation]
+    finally:
+        store.close()
+    (home / "config.toml").write_text(_tool_config(tmp_path, '[["query", "Query"]]'))
+    hidden = cli("search", "zanzibar", "quokka")
+    assert hidden.returncode == 0 and "Traceback" not in hidden.stderr
+    assert "nothing saved matches 'zanzibar quokka'" in hidden.stdout
+    found = cli("search", "ada", "--json")
+    assert found.returncode == 0 and "quokka" not in found.stdout and "zanzibar" not in found.stdout
+    assert {h["conversation"] for h in json.loads(found.stdout)} == {conversation}
+    assert storefaults.call_buffers(path, conversation)  # the stored call is as it was: only what is found changed
+    (home / "config.toml").write_text(_tool_config(tmp_path, '[["query", "Query"], ["api_token", "Token"]]'))
+    shown = cli("search", "quokka", "--json")
+    assert shown.returncode == 0 and [h["conversation"] for h in json.loads(shown.stdout)] == [conversation]

@@ -110,6 +110,20 @@ def _doctor(hub: Any) -> int:
     return 0
 
 
+def _inline(value: Any) -> Any:
+    """``value`` with every table in it an inline table (an inline table holds no other kind)."""
+    import tomlkit
+
+    if isinstance(value, dict):
+        table = tomlkit.inline_table()
+        for key, inner in value.items():
+            table[key] = _inline(inner)
+        return table
+    if isinstance(value, list):
+        return [_inline(inner) for inner in value]
+    return value
+
+
 def _import(file: str) -> int:
     from pathlib import Path
 
@@ -132,11 +146,16 @@ def _import(file: str) -> int:
 
     def change(document: Any) -> None:
         import tomlkit
+        from tomlkit.items import InlineTable
 
         mcp = document.get("mcp")
         if mcp is None:
             mcp = tomlkit.table(is_super_table=True)
             document["mcp"] = mcp
+        if isinstance(mcp, InlineTable):  # ``mcp = { … }``: the servers join it in its own (inline) form
+            for name in added:
+                mcp[name] = _inline(tables[name])
+            return
         for name in added:
             table = tomlkit.table()
             table.comment(f"imported from {source.name}")

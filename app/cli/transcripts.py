@@ -51,7 +51,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         description="Import a callstream export, a Claude Code session JSONL, a Codex CLI rollout JSONL, or "
                     "simonw/llm's logs.db (every conversation in it). Calls are 'ran' only where the source "
                     "recorded their result; a call without one is 'not run', with a note. A conversation already "
-                    "stored is refused, unless --as-new.")
+                    "stored is refused, unless --as-new; an llm conversation already stored gets what is new in "
+                    "the file (import the grown logs.db again).")
     import_.add_argument("file")
     import_.add_argument("--from", dest="source", choices=["auto", "callstream", "claude-code", "codex", "llm"],
                          default="auto", help="the file's format (default: recognised by its content)")
@@ -176,6 +177,7 @@ def export_cmd(conversation: str, form: str) -> int:
 def import_cmd(file: str, source: str = "auto", as_new: bool = False) -> int:
     from ..store import ImportError_, import_document, store_conversation
     from ..store.interchange import detect, read_foreign
+    from ..store.native import store_new_entries
     from ..stream.limits import loads
 
     path = Path(file)
@@ -203,6 +205,12 @@ def import_cmd(file: str, source: str = "auto", as_new: bool = False) -> int:
             print(f"imported conversation {import_document(store, document, as_new)}")
             return 0
         for imported in foreign:
+            if form == "llm" and not as_new and store.exists(str(imported.meta.get("id"))):
+                # llm's logs.db grows: a conversation imported before gets what is new in it
+                conversation, added = store_new_entries(store, imported.meta, imported.entries)
+                print(f"imported {plural(added, 'new entry', 'new entries')} into conversation {conversation} from "
+                      f"llm" if added else f"conversation {conversation} is up to date (nothing new in the file)")
+                continue
             conversation = store_conversation(store, imported.meta, imported.entries, as_new=as_new)
             dropped = f" ({imported.orphans} results without their call left out)" if imported.orphans else ""
             print(f"imported conversation {conversation} from {form}{dropped}")

@@ -105,13 +105,30 @@ def _connect(url: str, timeout: float) -> psycopg.Connection[dict[str, Any]]:
                            tcp_user_timeout=int(timeout * 1000), application_name="callstream")
 
 
-def schema_version(conn: psycopg.Connection[Any]) -> int:
-    """0 where no ledger schema exists yet."""
+def schema_version(conn: psycopg.Connection[Any], where: str = "the database") -> int:
+    """0 where no ledger schema exists yet; a ``LedgerSchemaError`` where the
+    version recorded is not a whole number (a table callstream did not make)."""
     row = conn.execute("SELECT to_regclass('callstream_schema') IS NOT NULL AS present").fetchone()
     if not row or not _first(row):
         return 0
-    found = conn.execute("SELECT max(version) AS version FROM callstream_schema").fetchone()
-    return int(_first(found) or 0) if found else 0
+    try:
+        found = conn.execute("SELECT max(version) AS version FROM callstream_schema").fetchone()
+    except psycopg.OperationalError:
+        raise
+    except psycopg.Error as exc:
+        raise LedgerSchemaError(f"the database at {where} has a callstream_schema table callstream cannot read "
+                                f"({_reason(exc)}): {_NOT_OURS}") from None
+    value = _first(found) if found else None
+    text = "" if value is None else str(value)
+    if value is not None and (isinstance(value, bool) or not text.isdigit() or len(text) > 9):
+        raise LedgerSchemaError(f"the database at {where} records ledger schema version {text[:40]!r}, not a whole "
+                                f"number: {_NOT_OURS}")
+    return int(text or 0)
+
+
+#: What to do about tables of callstream's names that callstream did not make.
+_NOT_OURS = ("its callstream_schema or callstream_ledger table was not made by callstream; nothing was changed: "
+             "use another database (or schema) for the ledger, or drop or rename those tables")
 
 
 def _first(row: Any) -> Any:
@@ -127,7 +144,11 @@ def migrate(url: str, timeout: float = 10.0) -> tuple[int, int]:
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK,))
                 conn.execute("CREATE TABLE IF NOT EXISTS callstream_schema (version INTEGER PRIMARY KEY, "
                              "migrated_at TIMESTAMPTZ NOT NULL DEFAULT now())")
-                before = schema_version(conn)
+                before = schema_version(conn, public_url(url))
+                foreign = conn.execute("SELECT to_regclass('callstream_ledger') IS NOT NULL").fetchone()
+                if before == 0 and _first(foreign):
+                    raise LedgerSchemaError(f"the database at {public_url(url)} already has a callstream_ledger table "
+                                            f"but no ledger schema version: {_NOT_OURS}")
                 if before > SCHEMA_VERSION:
                     raise LedgerSchemaError(f"the ledger schema at {public_url(url)} is version {before}, newer "
                                             f"than this callstream's {SCHEMA_VERSION}: upgrade callstream")
@@ -138,6 +159,9 @@ def migrate(url: str, timeout: float = 10.0) -> tuple[int, int]:
             return before, SCHEMA_VERSION
     except psycopg.OperationalError as exc:
         raise LedgerUnavailable(f"cannot reach the ledger at {public_url(url)}: {_reason(exc)}") from None
+    except psycopg.Error as exc:  # a table of our names that is not ours, or a statement the server refused
+        raise LedgerSchemaError(f"cannot migrate the ledger at {public_url(url)} ({_reason(exc)}): nothing was "
+                                "changed") from None
 
 
 def _execute(conn: psycopg.Connection[dict[str, Any]], sql: str,
@@ -175,7 +199,11 @@ class PostgresLedger:
                     self._conn.close()
                 self._conn = None
                 conn = _connect(self.url, min(self.retry_for, 10.0))
-                version = schema_version(conn)
+                try:
+                    version = schema_version(conn, self.where)
+                except BaseException:
+                    conn.close()
+                    raise
                 if version != SCHEMA_VERSION:
                     conn.close()
                     what = "has no ledger schema" if version == 0 else f"has ledger schema {version}, not " \
@@ -202,6 +230,9 @@ class PostgresLedger:
                     raise LedgerUnavailable(f"lost the ledger at {self.where}: {_reason(exc)}") from None
                 time.sleep(pause)
                 pause = min(pause * 2, 0.5)
+            except psycopg.Error as exc:  # a statement refused: the table is not the one migrate makes
+                raise LedgerSchemaError(f"the ledger at {self.where} refused a statement ({_reason(exc)}): "
+                                        f"{_NOT_OURS}") from None
 
     def close(self) -> None:
         self._stop.set()

@@ -20,7 +20,8 @@ from .tree import StoredEntry, StoredTree, StoredTurn, StoredUser
 if TYPE_CHECKING:
     from .transcripts import Store
 
-__all__ = ["FORMAT", "VERSION", "ImportError_", "export_document", "import_document", "store_conversation"]
+__all__ = ["FORMAT", "VERSION", "ImportError_", "export_document", "import_document", "store_conversation",
+           "store_new_entries"]
 
 FORMAT = "callstream-transcript"
 #: The transcript format's version (docs/transcript-format.md); version 1 files still import.
@@ -113,7 +114,7 @@ def import_document(store: Store, document: Any, as_new: bool = False) -> str:
         except InvalidId as exc:
             raise ImportError_(str(exc)) from None
     entries: list[StoredEntry] = []
-    numbers: dict[Any, int] = {}
+    numbers: dict[int, int] = {}
     for seq, item in enumerate(items):
         where = f"item {seq}"
         if not isinstance(item, dict) or item.get("kind") not in ("user", "turn"):
@@ -121,15 +122,35 @@ def import_document(store: Store, document: Any, as_new: bool = False) -> str:
         if version == 1:
             parent, branch = (seq - 1 if seq else None), ""
         else:
-            numbers[item.get("entry", seq)] = seq
-            named = item.get("parent")
-            if named is not None and named not in numbers:
-                raise ImportError_(f"the transcript is damaged: {where} follows an entry that is not before it")
-            parent = numbers[named] if named is not None else None
+            parent = _place(item, seq, numbers, where)
             branch = _optional_text(item, "branch", where) or ""
         entries.append(_entry_of(item, seq, parent, branch, where))
-    head = numbers.get(meta.get("head")) if version == 2 else None
+    head = None
+    if version == 2 and meta.get("head") is not None:
+        named = _whole(meta.get("head"), "conversation.head (an entry number)", 0, _MAX_TURN)
+        head = numbers.get(named)
     return store_conversation(store, meta, entries, head, as_new)
+
+
+def _place(item: dict[str, Any], seq: int, numbers: dict[int, int], where: str) -> int | None:
+    """Where a version 2 item goes in the tree: its own entry number (a whole
+    number no other item has) and the entry it follows (null, or the number
+    of an item BEFORE it: never itself, never a later one, so no loop can be
+    stored). ``numbers``: entry number → position, of the items before it."""
+    number = _whole(item.get("entry", seq), f"{where}.entry (its entry number)", 0, _MAX_TURN)
+    if number in numbers:
+        raise ImportError_(f"the transcript is damaged: {where} uses entry number {number} again "
+                           f"(item {numbers[number]} has it already)")
+    named = item.get("parent")
+    if named is not None:
+        named = _whole(named, f"{where}.parent (the entry it follows)", 0, _MAX_TURN)
+        if named == number:
+            raise ImportError_(f"the transcript is damaged: {where} (entry {number}) follows itself")
+        if named not in numbers:
+            raise ImportError_(f"the transcript is damaged: {where} (entry {number}) follows entry {named}, "
+                               "which is not before it (a parent comes before its children)")
+    numbers[number] = seq
+    return numbers[named] if named is not None else None
 
 
 def _entry_of(item: dict[str, Any], seq: int, parent: int | None, branch: str, where: str) -> StoredEntry:
@@ -178,6 +199,7 @@ def store_conversation(store: Store, meta: dict[str, Any], entries: list[StoredE
         if store.exists(conversation):
             raise ImportError_(f"conversation {conversation} is already stored (import --as-new imports it "
                                "under a new id beside it)")
+    _check_tree(entries)
     now = time.time()
     created = _number(meta.get("created"), "conversation.created", now)
     updated = _number(meta.get("updated"), "conversation.updated", now)
@@ -191,3 +213,72 @@ def store_conversation(store: Store, meta: dict[str, Any], entries: list[StoredE
             store.set_head(conversation, head if head is not None else entries[-1].seq)
     return conversation
 
+
+def _check_tree(entries: list[StoredEntry]) -> None:
+    """Every reader's entries make a tree before anything is written: each
+    number once, each parent written before its child (so never a loop)."""
+    seen: set[int] = set()
+    for entry in entries:
+        if entry.seq in seen:
+            raise ImportError_(f"the transcript is damaged: entry {entry.seq} is there twice")
+        if entry.parent is not None and entry.parent not in seen:
+            raise ImportError_(f"the transcript is damaged: entry {entry.seq} follows entry {entry.parent}, "
+                               "which is not before it")
+        seen.add(entry.seq)
+
+
+def _same(stored: StoredEntry, read: StoredEntry) -> bool:
+    """Whether a stored entry is the one a file's entry was imported as (its words, its blocks as recorded)."""
+    if isinstance(stored, StoredUser) or isinstance(read, StoredUser):
+        return isinstance(stored, StoredUser) and isinstance(read, StoredUser) and stored.text == read.text
+    return ((stored.outcome, stored.note, stored.error) == (read.outcome, read.note, read.error)
+            and [block_record(b) for b in stored.blocks] == [block_record(b) for b in read.blocks])
+
+
+def store_new_entries(store: Store, meta: dict[str, Any], entries: list[StoredEntry]) -> tuple[str, int]:
+    """A conversation imported before from a file that has grown since (llm's
+    logs.db): the file's entries are followed down the stored tree while
+    each is found there as it was imported; what follows — the new entries —
+    is written after the last one found, in one transaction: (id, how many).
+    An entry the file now tells differently (a call whose result came since)
+    starts a branch beside the stored one, which is kept as it was (nothing
+    stored is rewritten); a conversation continued in callstream keeps its
+    own entries beside the new ones."""
+    try:
+        conversation = check_id(meta.get("id"))
+    except InvalidId as exc:
+        raise ImportError_(str(exc)) from None
+    _check_tree(entries)
+    with store.transaction():
+        stored = store.load(conversation)
+        if stored is None:
+            raise ImportError_(f"conversation {conversation} is not stored")
+        children: dict[int | None, list[StoredEntry]] = {}
+        for item in stored.tree:
+            children.setdefault(item.parent, []).append(item)
+        placed: dict[int, int] = {}  # the file's entry → the stored one it is, or was written as
+        branches = {item.seq: item.branch for item in stored.tree}
+        seq = max(branches, default=-1) + 1
+        turn, added, last = stored.next_turn, 0, None
+        for entry in entries:
+            parent = placed[entry.parent] if entry.parent is not None else None
+            siblings = children.get(parent, [])
+            found = next((item for item in siblings if _same(item, entry)), None)
+            if found is not None:
+                placed[entry.seq] = found.seq
+                continue
+            # beside entries already there: a branch of its own; else on its parent's
+            branch = uuid.uuid4().hex[:8] if siblings else branches.get(parent, "") if parent is not None else ""
+            if isinstance(entry, StoredTurn):
+                entry.turn, turn = turn, turn + 1
+            placed[entry.seq] = seq
+            entry.seq, entry.parent, entry.branch = seq, parent, branch
+            store.insert_entry(conversation, seq, entry, parent, branch)
+            children.setdefault(parent, []).append(entry)
+            branches[seq] = branch
+            added, last, seq = added + 1, seq, seq + 1
+        if last is not None:
+            store.set_head(conversation, last)
+            updated = _number(meta.get("updated"), "conversation.updated", time.time())
+            store.set_dates(conversation, stored.created, max(updated, stored.updated))
+    return conversation, added

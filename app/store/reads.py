@@ -5,26 +5,35 @@ block put back together from its record, its call buffer and its prose."""
 from __future__ import annotations
 
 import builtins
+import json
 import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
+from ..files.dbfile import DataFileError
 from ..rules.ids import check_id
 from ..stream.blocks import Block, ReasoningBlock, TextBlock, block_from_record
 from ..stream.limits import loads
 from ..stream.usage import Usage
 from . import search
 from .naming import UnresolvedConversation, pick
-from .search import Hit
+from .search import Display, Hit
 from .tree import StoredEntry, StoredTree, StoredTurn, StoredUser, mark_killed
 
-__all__ = ["Reads", "stored_usage"]
+__all__ = ["Reads", "stored_usage", "LoopedTree"]
+
+
+class LoopedTree(DataFileError):
+    """A stored conversation whose entries lead back to themselves through their parents (a damaged
+    file: callstream never writes one): it is not opened, and the message says so."""
 
 
 class Reads:
     """The read half of ``Store``."""
 
     _db: sqlite3.Connection
+    #: The tools' allow-lists now (None: the index is taken as written).
+    display: Display | None
 
     def exists(self, conversation: str) -> bool:
         """Whether ``conversation`` (a whole id) is stored."""
@@ -42,7 +51,14 @@ class Reads:
             sql += " WHERE c.title LIKE ? ESCAPE '\\'"
             params = [like]
             match = search.fts_query(text)
-            if match:
+            if match and self.display is not None:  # found as the tools' allow-lists show it now
+                rows = self._db.execute("SELECT t.id, t.conversation, t.seq, t.idx, t.body FROM search_fts JOIN "
+                                        "search_text t ON t.id = search_fts.rowid WHERE search_fts MATCH ?",
+                                        (match,)).fetchall()
+                found = search.current(self._db, match, [tuple(r) for r in rows], self.display)
+                sql += " OR c.id IN (SELECT value FROM json_each(?))"
+                params.append(json.dumps(sorted({r[1] for r in rows if r[0] in found})))
+            elif match:
                 sql += (" OR c.id IN (SELECT t.conversation FROM search_fts JOIN search_text t "
                         "ON t.id = search_fts.rowid WHERE search_fts MATCH ?)")
                 params.append(match)
@@ -56,7 +72,7 @@ class Reads:
 
     def search(self, text: str, limit: int = 50, conversation: str | None = None) -> builtins.list[Hit]:
         """The best matches of ``text`` (in ``conversation`` only, a whole id, when given)."""
-        return search.query(self._db, text, limit, conversation)
+        return search.query(self._db, text, limit, conversation, self.display)
 
     def resolve(self, text: str, also: Iterable[str] = ()) -> str:
         """The whole id of the conversation ``text`` names: its id, or the
@@ -114,6 +130,7 @@ class Reads:
                     mark_killed(item)
                 result.next_turn = max(result.next_turn, item.turn + 1)
             result.tree.append(item)
+        _refuse_loop(result, getattr(self, "path", "the database"))
         family: dict[int | None, list[StoredEntry]] = {}
         for item in result.tree:
             family.setdefault(item.parent, []).append(item)
@@ -128,6 +145,26 @@ class Reads:
         result.items = result.path_to(wanted)
         return result
 
+
+
+def _refuse_loop(tree: StoredTree, where: object) -> None:
+    """A ``LoopedTree`` when following parents from some entry comes back to it (each entry is
+    walked once: linear in the entries)."""
+    parents = {item.seq: item.parent for item in tree.tree}
+    settled: set[int] = set()  # entries known to reach the first entry (or a missing one)
+    for start in parents:
+        walked: list[int] = []
+        on_walk: set[int] = set()
+        seq: int | None = start
+        while seq is not None and seq in parents and seq not in settled:
+            if seq in on_walk:
+                raise LoopedTree(f"{where}: conversation {tree.id} is damaged: entry {seq} follows itself through "
+                                 "its parents (a loop callstream never writes): it was not opened; delete it "
+                                 f"(callstream transcripts delete {tree.id[:12]}) or restore the file from a backup")
+            walked.append(seq)
+            on_walk.add(seq)
+            seq = parents[seq]
+        settled.update(walked)
 
 
 def stored_usage(column: str | None) -> Usage | None:

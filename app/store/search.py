@@ -26,7 +26,7 @@ from typing import Any
 from ..stream import Block, ToolCallBlock, block_from_record
 from ..stream.preview import DisplaySpec, visible_fields
 
-__all__ = ["Display", "Hit", "block_text", "put", "drop", "query", "fts_query", "index_existing"]
+__all__ = ["Display", "Hit", "block_text", "put", "drop", "query", "current", "fts_query", "index_existing"]
 
 #: A tool's allow-lists (arguments, result) by its name; [] for an unknown tool.
 Display = Callable[[str], tuple[DisplaySpec, DisplaySpec]]
@@ -120,13 +120,19 @@ def fts_query(text: str) -> str:
     return " ".join(quoted)
 
 
-def query(db: sqlite3.Connection, text: str, limit: int = 50, conversation: str | None = None) -> list[Hit]:
+def query(db: sqlite3.Connection, text: str, limit: int = 50, conversation: str | None = None,
+          display: Display | None = None) -> list[Hit]:
     """The best matches first (bm25), one per matching message or block
     (of ``conversation`` only, when given: ranked within it).
 
     FTS5 ranks from its index alone; the snippet is cut here from the best
     rows' text (FTS5's ``snippet()`` would be computed for every match of a
-    common word before the limit applies, which is where the time went)."""
+    common word before the limit applies, which is where the time went).
+
+    ``display``: the allow-lists the tools have NOW. The index holds what the
+    lists said when each call was written; a call found is checked again
+    against the current lists (``current``), so a field since removed from a
+    ``display`` is neither found nor shown in a snippet."""
     match = fts_query(text)
     if not match:
         return []
@@ -134,13 +140,73 @@ def query(db: sqlite3.Connection, text: str, limit: int = 50, conversation: str 
     if conversation is not None:
         within = " AND rowid IN (SELECT id FROM search_text WHERE conversation = ?)"
         params.append(conversation)
-    rows = db.execute(
-        "SELECT t.conversation, t.seq, t.idx, t.body, c.title, c.updated, c.model FROM "
-        f"(SELECT rowid AS id, rank FROM search_fts WHERE search_fts MATCH ?{within} ORDER BY rank LIMIT ?) AS best "
-        "JOIN search_text t ON t.id = best.id JOIN conversations c ON c.id = t.conversation ORDER BY best.rank",
-        (*params, limit)).fetchall()
     words = [w.lower() for w in re.findall(r"\w+", text)]
-    return [Hit(r[0], r[1], r[2], snippet(r[3], words), r[4], r[5], r[6]) for r in rows]
+    hits: list[Hit] = []
+    offset = 0
+    while len(hits) < limit:
+        page = max(limit, 50)
+        rows = db.execute(
+            "SELECT t.id, t.conversation, t.seq, t.idx, t.body, c.title, c.updated, c.model FROM "
+            f"(SELECT rowid AS id, rank FROM search_fts WHERE search_fts MATCH ?{within} ORDER BY rank "
+            "LIMIT ? OFFSET ?) AS best "
+            "JOIN search_text t ON t.id = best.id JOIN conversations c ON c.id = t.conversation ORDER BY best.rank",
+            (*params, page, offset)).fetchall()
+        bodies = current(db, match, [(r[0], r[1], r[2], r[3], r[4]) for r in rows], display)
+        hits += [Hit(r[1], r[2], r[3], snippet(bodies[r[0]], words), r[5], r[6], r[7]) for r in rows
+                 if r[0] in bodies]
+        if len(rows) < page:
+            break
+        offset += page
+    return hits[:limit]
+
+
+def current(db: sqlite3.Connection, match: str, rows: list[tuple[int, str, int, int, str]],
+            display: Display | None) -> dict[int, str]:
+    """Of the found ``rows`` (id, conversation, seq, idx, body), those that
+    ``match`` still finds under the allow-lists ``display`` gives now, each
+    with its text as those lists show it (id → text). A call's text is
+    written again from its stored block and matched by the same FTS5
+    tokenizer, in a table of this connection's own (``temp``); prose and
+    messages are as indexed. Without ``display`` the index is taken as is."""
+    if display is None:
+        return {r[0]: r[4] for r in rows}
+    out: dict[int, str] = {}
+    again: dict[int, str] = {}
+    for row_id, conversation, seq, idx, body in rows:
+        block = _stored_call(db, conversation, seq, idx) if idx >= 0 else None
+        if block is None:
+            out[row_id] = body
+        else:
+            again[row_id] = block_text(block, display)
+    if again:
+        db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.search_now USING fts5(body, "
+                   "tokenize='unicode61 remove_diacritics 2')")
+        db.execute("DELETE FROM temp.search_now")
+        db.executemany("INSERT INTO temp.search_now (rowid, body) VALUES (?, ?)", list(again.items()))
+        for (row_id,) in db.execute("SELECT rowid FROM temp.search_now WHERE search_now MATCH ?", (match,)):
+            out[row_id] = again[row_id]
+        db.execute("DELETE FROM temp.search_now")
+    return out
+
+
+def _stored_call(db: sqlite3.Connection, conversation: str, seq: int, idx: int) -> ToolCallBlock | None:
+    """The stored call at (conversation, seq, idx), its buffer put back; None for any other block."""
+    row = db.execute("SELECT record FROM blocks WHERE conversation = ? AND seq = ? AND idx = ?",
+                     (conversation, seq, idx)).fetchone()
+    if row is None:
+        return None
+    try:
+        record = json.loads(row[0])
+        if not isinstance(record, dict) or record.get("type") != "tool_call":
+            return None
+        raw = db.execute("SELECT CAST(raw AS TEXT) FROM call_arguments WHERE conversation = ? AND seq = ? AND "
+                         "idx = ?", (conversation, seq, idx)).fetchone()
+        if raw is not None:
+            record["arguments_raw"] = raw[0]
+        block = block_from_record(record)
+    except (ValueError, TypeError, RecursionError):
+        return ToolCallBlock(None, "")  # a record that cannot be read shows nothing of its fields
+    return block if isinstance(block, ToolCallBlock) else None
 
 
 def snippet(body: str, words: list[str], width: int = 90) -> str:

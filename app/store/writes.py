@@ -113,10 +113,13 @@ class Writes:
             if row[0] is None:
                 return None
             parent = row[0]
+        # UNION, not UNION ALL: each entry is visited once, so a loop a damaged file holds (an entry
+        # below itself) ends the walk instead of spinning forever; the depth bound stops it regardless
         row = self._db.execute(
-            "WITH RECURSIVE below(seq) AS (SELECT ? UNION ALL SELECT e.seq FROM entries e JOIN below b "
-            "ON e.parent = b.seq WHERE e.conversation = ? AND e.branch = ?) SELECT MAX(seq) FROM below",
-            (parent, conversation, branch)).fetchone()
+            "WITH RECURSIVE below(seq, depth) AS (SELECT ?, 0 UNION SELECT e.seq, b.depth + 1 FROM entries e "
+            "JOIN below b ON e.parent = b.seq WHERE e.conversation = ? AND e.branch = ? AND b.depth < "
+            "(SELECT COUNT(*) FROM entries WHERE conversation = ?)) SELECT MAX(seq) FROM below",
+            (parent, conversation, branch, conversation)).fetchone()
         return int(row[0])
 
     def _next_seq(self, conversation: str) -> int:

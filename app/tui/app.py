@@ -179,8 +179,14 @@ class CallstreamApp(App[None]):
         from .transcripts_screen import TranscriptsScreen
 
         def chosen(choice: tuple[str, int | None] | None) -> None:
+            from ..files.dbfile import DataFileError
+            from ..settings.checks import ConfigError
+
             if choice:
-                self.open_conversation(*choice)
+                try:
+                    self.open_conversation(*choice)
+                except (ConfigError, DataFileError) as exc:  # a damaged conversation: said, the chat goes on
+                    self.notify(str(exc), title="not opened", severity="error", markup=False, timeout=15)
 
         store = self.runtime.store
 
