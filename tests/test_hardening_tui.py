@@ -1,0 +1,155 @@
+"""Issue 24, the TUI's share: approval keys that always reach the call, the
+cursor after a cancelled turn, and /export that fails in words."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from app.net.endpoint import Endpoint
+from app.settings.config import Config
+from app.settings.tools import CommandToolConfig
+from app.tui.app import CallstreamApp, make_app
+from tests import streamgen
+from tests.faultserver import FaultServer, Reply
+from tests.waiting import screen_lines, wait_for
+from widgets.prompt_input import PromptInput
+from widgets.status_line import StatusLine
+from widgets.tool_card import ToolCard
+
+SIZE = (100, 40)
+
+
+def still(app: CallstreamApp) -> CallstreamApp:
+    app.cursor_blink = False
+    app.clock = lambda: 0.0
+    return app
+
+
+def prompt_of(app: CallstreamApp) -> PromptInput:
+    return app.screen.query_one(PromptInput)
+
+
+def on_screen(app: CallstreamApp) -> str:
+    return "\n".join(screen_lines(app)).replace("\xa0", " ")
+
+
+def note_tool(runs: Path) -> CommandToolConfig:
+    """A side-effecting tool that appends one line to ``runs`` each time it runs."""
+    script = runs.with_suffix(".py")
+    script.write_text("import json, sys\n"
+                      f"with open({str(runs)!r}, 'a') as f:\n"
+                      "    f.write(json.dumps(json.load(sys.stdin)) + '\\n')\n"
+                      "print('filed')\n")
+    return CommandToolConfig("file_note", [sys.executable, str(script)], read_only=False,
+                             parameters={"type": "object", "properties": {"text": {"type": "string"}},
+                                         "required": ["text"]},
+                             display=[("text", "Note")])
+
+
+def one_chunk_call(*calls: tuple[str, str]) -> Reply:
+    """A whole turn of side-effecting calls (id, text) in ONE network chunk, as a fast local server sends it."""
+    script = [step for i, (call_id, text) in enumerate(calls)
+              for step in streamgen.call_script(i, call_id, "file_note", f'{{"text": "{text}"}}')]
+    body = streamgen.openai_chat(script)
+    return Reply(body, chunk=len(body))
+
+
+def text_reply(text: str) -> Reply:
+    body = streamgen.openai_chat([("text", text)], finish="stop")
+    return Reply(body, chunk=len(body))
+
+
+def runs_of(runs: Path) -> list[str]:
+    return runs.read_text().splitlines() if runs.exists() else []
+
+
+# -- item 1: `y` always reaches the card -----------------------------------------------------
+
+
+async def test_y_pressed_in_the_input_box_approves_a_call_that_arrived_in_one_chunk(tmp_path: Path) -> None:
+    runs = tmp_path / "runs.txt"
+    config = Config(tools={"file_note": note_tool(runs)})
+    with FaultServer() as server:
+        for attempt in range(5):  # the race lost about 1 run in 5: five in a row, each from the input box
+            server.replies += [one_chunk_call((f"c{attempt}", f"note {attempt}")), text_reply(f"Filed {attempt}.")]
+        app = still(make_app(config=config, endpoint=Endpoint("openai-chat", server.url, "m", "test")))
+        async with app.run_test(size=SIZE) as pilot:
+            for attempt in range(5):
+                prompt = prompt_of(app)
+                prompt.text = f"file note {attempt}"
+                await pilot.press("enter")
+                await wait_for(pilot, lambda: on_screen(app).count("awaiting approval") == 1,
+                               "the card to show awaiting approval")
+                prompt.focus()  # whatever has focus: here the box, where a stray `y` used to land
+                await pilot.press("y")
+                await wait_for(pilot, lambda a=attempt: len(runs_of(runs)) == a + 1 and not app.session.busy,
+                               f"note {attempt} to run and the turn to end")
+                assert prompt.text == ""
+                assert f"Filed {attempt}." in on_screen(app)
+        assert runs_of(runs) == [f'{{"text": "note {i}"}}' for i in range(5)]  # each ran once, none twice
+
+
+async def test_typing_in_the_box_still_works_when_no_approval_is_pending(tmp_path: Path) -> None:
+    runs = tmp_path / "runs.txt"
+    config = Config(tools={"file_note": note_tool(runs)})
+    with FaultServer() as server:
+        server.replies += [one_chunk_call(("c1", "first")), text_reply("Filed.")]
+        app = still(make_app(config=config, endpoint=Endpoint("openai-chat", server.url, "m", "test")))
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press(*"yacht, fancy")  # every approval key, typed with nothing pending
+            assert prompt_of(app).text == "yacht, fancy"
+            prompt_of(app).text = "file it"
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: "awaiting approval" in on_screen(app), "the card to await approval")
+            await pilot.press("y")
+            await wait_for(pilot, lambda: not app.session.busy, "the turn to end")
+            await pilot.press(*"yes, done")  # answered: the keys type again
+            assert prompt_of(app).text == "yes, done"
+            assert len(runs_of(runs)) == 1
+
+
+async def test_the_status_line_says_waiting_for_approval_while_a_parallel_call_runs(tmp_path: Path) -> None:
+    runs = tmp_path / "runs.txt"
+    go_on = tmp_path / "go_on"
+    # the read-only tool runs until the test lets it finish: it is running while the other call awaits
+    wait = f"import pathlib, time\nwhile not pathlib.Path({str(go_on)!r}).exists(): time.sleep(0.02)\nprint('found')\n"
+    lookup = CommandToolConfig("look_up", [sys.executable, "-c", wait], read_only=True,
+                               parameters={"type": "object", "properties": {"text": {"type": "string"}}})
+    config = Config(tools={"file_note": note_tool(runs), "look_up": lookup})
+    script = (streamgen.call_script(0, "c1", "file_note", '{"text": "b"}')
+              + streamgen.call_script(1, "c2", "look_up", '{"text": "a"}'))
+    body = streamgen.openai_chat(script)
+    with FaultServer() as server:
+        server.replies += [Reply(body, chunk=len(body)), text_reply("Both done.")]
+        app = still(make_app(config=config, endpoint=Endpoint("openai-chat", server.url, "m", "test")))
+        async with app.run_test(size=SIZE) as pilot:
+            said: list[tuple[list[str], str]] = []  # (the cards' states, the status line) at each change of it
+            status = app.screen.status
+            set_state = status.set_state
+
+            def states() -> list[str]:
+                return [c.block.state for c in app.screen.query(ToolCard)]
+
+            def recording(state: str) -> None:
+                set_state(state)
+                said.append((states(), state))
+
+            status.set_state = recording  # type: ignore[method-assign]
+            prompt_of(app).text = "file it and look it up"
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: states() == ["awaiting approval", "running"], "one awaits, one runs")
+            await pilot.pause()
+            line = app.screen.query_one(StatusLine)
+            assert line.state == "waiting for your approval"
+            assert "waiting for your approval" in on_screen(app)
+            # from the moment a call awaited, the status line named nothing else until it was answered
+            awaited = next(i for i, (s, _) in enumerate(said) if "awaiting approval" in s)
+            assert all(state == "waiting for your approval" for _, state in said[awaited:]), said
+            await pilot.press("n")
+            go_on.touch()
+            await wait_for(pilot, lambda: not app.session.busy, "the turn to end")
+            assert states() == ["denied", "ran"] and runs_of(runs) == []
+            assert "Both done." in on_screen(app)
+
+
