@@ -4,6 +4,7 @@ cursor after a cancelled turn, and /export that fails in words."""
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 
 from app.net.endpoint import Endpoint
@@ -153,3 +154,52 @@ async def test_the_status_line_says_waiting_for_approval_while_a_parallel_call_r
             assert "Both done." in on_screen(app)
 
 
+
+
+# -- item 23: the cursor after a cancelled turn -------------------------------------------------
+
+
+def held_reply(hold: threading.Event) -> Reply:
+    """A reply that stops after its first words until the test sets ``hold``."""
+    encoder = streamgen.MessagesEncoder("m")
+    head = b"".join(streamgen.render(encoder, [("text", "Thinking it over. ")]))
+    tail = b"".join(streamgen.render(encoder, [("text", "Done.")])[1:] + encoder.finish("end_turn")
+                    + encoder.terminal())
+    return Reply(head + tail, pause_at=len(head), hold=hold)
+
+
+async def test_a_queued_message_put_back_after_a_cancel_leaves_the_cursor_at_its_end() -> None:
+    from textual.widgets import Static
+
+    from app.stream.history import User
+
+    hold = threading.Event()
+    with FaultServer() as server:
+        server.replies.append(held_reply(hold))
+        app = still(make_app(config=Config(), endpoint=Endpoint("anthropic", server.url, "m", "test")))
+        try:
+            async with app.run_test(size=SIZE) as pilot:
+                prompt = prompt_of(app)
+                prompt.text = "first question"
+                await pilot.press("enter")
+                await wait_for(pilot, lambda: "Thinking it over." in on_screen(app), "the reply to start")
+                await pilot.press(*"and then this")
+                await pilot.press("ctrl+j")
+                await pilot.press(*"second line")
+                await pilot.press("enter")
+                assert prompt.text == "" and app.screen.queued == ["and then this\nsecond line"]
+                await pilot.press("escape")
+                await wait_for(pilot, lambda: not app.screen.busy and prompt.text != "", "the message back in the box")
+                assert prompt.text == "and then this\nsecond line"
+                assert prompt.cursor_location == (1, len("second line"))
+                await pilot.press(*" too")  # what the user types next goes after it
+                assert prompt.text == "and then this\nsecond line too"
+                shown = on_screen(app)
+                assert "your queued message was not sent: it is back in the input box" in shown
+                assert "second line too" in shown
+                assert not app.screen.query_one("#queued", Static).has_class("-shown")
+                # nothing sent meanwhile; the first question is kept
+                assert [e.text for e in app.session.history if isinstance(e, User)] == ["first question"]
+                assert len(server.requests) == 1
+        finally:
+            hold.set()
