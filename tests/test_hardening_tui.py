@@ -203,3 +203,56 @@ async def test_a_queued_message_put_back_after_a_cancel_leaves_the_cursor_at_its
                 assert len(server.requests) == 1
         finally:
             hold.set()
+
+
+# -- item 20: /export to a path that cannot be ---------------------------------------------------
+
+
+async def test_export_to_an_unknown_users_home_or_a_path_with_nul_is_a_stated_failure(tmp_path: Path) -> None:
+    import json
+    import pwd
+
+    import pytest
+
+    from app.settings.profiles import ProviderProfile
+    from tests.conversations import stored
+    from widgets.note import NoteBlock
+
+    user = "nosuchuser_cs24"
+    with pytest.raises(KeyError):
+        pwd.getpwnam(user)
+    config = Config(providers={"demo": ProviderProfile(name="demo", provider="demo", demo_speed=0.0)},
+                    default="demo")
+    app = still(make_app(config=config))
+    async with app.run_test(size=SIZE) as pilot:
+        prompt = prompt_of(app)
+        prompt.text = "Show me order A-1042"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: not app.session.busy and bool(app.session.history), "the reply")
+        conversation = app.session.conversation
+
+        def notes() -> list[str]:
+            return [str(n.render()) for n in app.screen.query(NoteBlock)]
+
+        for typed, said in ((f"/export ~{user}/x.json",
+                             f"Nothing exported: ~{user} names no home directory on this system (no such user)."),
+                            (f"/export json {tmp_path}/a\x00b.json",
+                             "Nothing exported: the path holds a NUL character, which no file name can hold."),
+                            (f"/export {tmp_path}/no/such/dir/x.md", f"Nothing exported: cannot write {tmp_path}/no/"
+                                                                     "such/dir/x.md: No such file or directory.")):
+            before = len(notes())
+            prompt.text = typed
+            await pilot.press("enter")
+            await wait_for(pilot, lambda b=before: len(notes()) > b, f"a note after {typed!r}")
+            assert said in notes()[-1] and "The conversation is unchanged." in notes()[-1]
+            assert app.is_running and prompt.text == ""
+        assert "Traceback" not in on_screen(app)
+        assert list(tmp_path.iterdir()) == []  # nothing written anywhere
+        # the app goes on: the same conversation exports, whole, to a path that can be
+        prompt.text = f"/export json {tmp_path}/ok.json"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: (tmp_path / "ok.json").exists(), "the export")
+        assert f"Exported the conversation as json to {tmp_path}/ok.json." in notes()[-1]
+        assert "A-1042" in json.dumps(json.loads((tmp_path / "ok.json").read_text()))
+    saved = stored(conversation)
+    assert saved is not None and any("A-1042" in getattr(i, "text", "") for i in saved.items)
