@@ -5,7 +5,9 @@ the prompt history, Tab completes a slash command.
 The widget never throws text away by itself: Enter posts ``Submitted`` and
 the screen decides (send it, queue it, or keep it and say why) and clears the
 box with ``accept()``. The history is a list the screen hands in and saves;
-the widget only walks it.
+the widget only walks it. A key the screen has a use for just now
+(``lends``: the approval keys while a call awaits an answer) is not the
+box's: it reaches the screen's binding instead of being typed.
 """
 
 from __future__ import annotations
@@ -48,6 +50,13 @@ class PromptInput(TextArea):
         self._draft = ""
         #: Slash-command completion: the text so far → the completed text, or None.
         self._complete = complete
+        #: Keys the screen takes from the box just now (set by the screen; None: the box types every key).
+        self.lends: Callable[[str], bool] | None = None
+
+    def check_consume_key(self, key: str, character: str | None = None) -> bool:
+        if self.lends is not None and self.lends(key):
+            return False  # the screen's binding for it applies (an approval key while a call waits)
+        return super().check_consume_key(key, character)
 
     def accept(self, remember: bool = True) -> None:
         """The screen took the text: clear the box (and remember the prompt)."""

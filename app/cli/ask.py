@@ -53,15 +53,45 @@ def with_attachment(prompt: str, attached: str) -> str:
 
 
 def _read_stdin() -> str:
-    """All of stdin, or "" when there is none to read (closed, or not readable)."""
+    """All of stdin, or "" when there is none to read (closed, or not readable).
+    Read as bytes and decoded here, whatever the locale: a byte that is not
+    UTF-8 becomes U+FFFD and a line on stderr says so (the turn is sent)."""
+    stream = sys.stdin
+    if stream is None:
+        return ""
     try:
-        return sys.stdin.read() if sys.stdin is not None else ""
+        buffer = getattr(stream, "buffer", None)
+        data: bytes | str = buffer.read() if buffer is not None else stream.read()
     except (OSError, ValueError):
         return ""
+    text, replaced = utf8_text(data)
+    if replaced:
+        _say_replaced("what was piped in", replaced)
+    return text
+
+
+def utf8_text(data: bytes | str) -> tuple[str, int]:
+    """``data`` as text that is all UTF-8 (a str read with surrogateescape, as
+    the C locale and argv give it, counts as its bytes), and how many invalid
+    byte sequences became U+FFFD."""
+    if isinstance(data, str):
+        if not any("\udc80" <= c <= "\udcff" for c in data):
+            return data, 0
+        data = data.encode("utf-8", "surrogateescape")
+    text = data.decode("utf-8", "replace")
+    return text, text.count("\ufffd") - data.count("\ufffd".encode())
+
+
+def _say_replaced(what: str, replaced: int) -> None:
+    places = f"{replaced} invalid byte sequences were" if replaced != 1 else "1 invalid byte sequence was"
+    print(f"callstream: {what} is not all UTF-8: {places} replaced with U+FFFD; the rest was sent as is.",
+          file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:
-    prompt = args.prompt
+    prompt, replaced = utf8_text(args.prompt)  # an argument's bytes that were not UTF-8 (argv, C locale)
+    if replaced:
+        _say_replaced("the prompt", replaced)
     if prompt == "-":
         prompt = _read_stdin()
     elif sys.stdin is not None and not sys.stdin.isatty():

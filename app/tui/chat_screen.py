@@ -35,7 +35,7 @@ from .commands import builtin_commands
 from .composer import Composer
 from .context import SlashContext
 from .exchange import Exchanges
-from .keys import CHAT_KEYS
+from .keys import APPROVAL_KEYS, APPROVAL_LETTERS, CHAT_KEYS
 from .live import LiveView
 from .status import Status
 from .tally import Tally
@@ -68,7 +68,7 @@ class ChatScreen(Screen[None]):
     ChatScreen .-after-marker { margin-top: 0; }
     """
 
-    BINDINGS = CHAT_KEYS
+    BINDINGS = CHAT_KEYS + APPROVAL_KEYS
 
     #: Given at construction, or by ``attach`` once the app has opened it (a deferred start).
     session: ChatSession
@@ -130,6 +130,7 @@ class ChatScreen(Screen[None]):
         prompt = self.prompt
         if prompt is not None:
             prompt.cursor_blink = self.host.cursor_blink
+            prompt.lends = self._approval_key
             prompt.focus()
         if self._pending_session is not None:
             self.attach(self._pending_session)
@@ -229,6 +230,18 @@ class ChatScreen(Screen[None]):
         self.composer.take_stray_key(event, self.focused)
 
     # -- keys ------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "approval":  # the approval keys: only while a call awaits an answer
+            return self._attached and self.approvals.takes_keys(self.focused)
+        return True
+
+    def _approval_key(self, key: str) -> bool:
+        """An approval key that answers a waiting call now, even from the input box."""
+        return key in APPROVAL_LETTERS and self._attached and self.approvals.takes_keys(self.focused)
+
+    def action_approval(self, choice: str) -> None:
+        self.approvals.key(choice, self.focused)
 
     def action_cancel_turn(self) -> None:
         if not self._attached:

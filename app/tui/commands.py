@@ -141,18 +141,36 @@ def _export(context: SlashContext, argument: str) -> None:
     if stored is None:
         context.note("Nothing to export yet: the conversation has no messages.", "warning")
         return
-    target = Path(words[0]).expanduser() if words else Path.cwd() / (
-        f"callstream-{stored.id[:8]}.{'json' if form == 'json' else 'md'}")
+    name = f"callstream-{stored.id[:8]}.{'json' if form == 'json' else 'md'}"
+    target, why = _export_target(words[0] if words else None, name)
+    if target is None:
+        context.note(f"Nothing exported: {why} The conversation is unchanged.", "error")
+        return
     if form == "json":
         text = inert_json(export_document(stored)) + "\n"
     else:
         text = inert(markdown_of(stored, context.display_specs))
     try:
         target.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        context.note(f"Cannot write {target}: {exc.strerror or exc}", "error")
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        context.note(f"Nothing exported: cannot write {target}: {reason}. The conversation is unchanged.", "error")
         return
     context.note(f"Exported the conversation as {form} to {target}.")
+
+
+def _export_target(typed: str | None, name: str) -> tuple[Path | None, str]:
+    """Where /export writes: the path typed (``~`` and ``~user`` expanded), else ``name`` here;
+    or None and why not, in a sentence (a path no file can have, a user this system does not know)."""
+    if typed is not None and "\x00" in typed:
+        return None, "the path holds a NUL character, which no file name can hold."
+    try:
+        return (Path(typed).expanduser() if typed is not None else Path.cwd() / name), ""
+    except RuntimeError:  # "~user" for a user this system does not know (or no home for "~")
+        user = typed.split("/", 1)[0] if typed is not None else "~"
+        return None, f"{user} names no home directory on this system (no such user)."
+    except OSError as exc:  # the current directory is gone
+        return None, f"the current directory cannot be found ({exc.strerror or exc}); give a full path."
 
 
 @_command("fork", "", "a new conversation holding this one up to the selected entry (Alt+↑ selects)",

@@ -68,6 +68,12 @@ class Composer:
         self.show_queue()
         if prompt is not None:
             prompt.text = text + ("\n\n" + prompt.text if prompt.text.strip() else "")
+            self._cursor_to_end(prompt)  # what is typed next goes after it, not in front
+
+    @staticmethod
+    def _cursor_to_end(prompt: PromptInput) -> None:
+        last = prompt.document.line_count - 1
+        prompt.cursor_location = (last, len(prompt.document.get_line(last)))
 
     def show_queue(self) -> None:
         bar = self._owner.query_one("#queued", Static)
@@ -133,6 +139,5 @@ class Composer:
         if text is None:
             return
         prompt.text = text
-        last = prompt.document.line_count - 1
-        prompt.cursor_location = (last, len(prompt.document.get_line(last)))
+        self._cursor_to_end(prompt)
         prompt.focus()

@@ -1,14 +1,18 @@
 """The chat screen's keys.
 
 Every binding has an id, so ``[keys]`` in the config can rebind it (Textual
-keymaps); the app checks the config's names against these ids.
+keymaps); the app checks the config's names against these ids. The approval
+keys are the screen's too, but only while a call awaits an answer (the
+screen's ``check_action``): then they answer it wherever the focus is, and
+otherwise they type. They are the card's own letters, shown on it, and not
+rebound.
 """
 
 from __future__ import annotations
 
 from textual.binding import Binding, BindingType
 
-__all__ = ["CHAT_KEYS"]
+__all__ = ["APPROVAL_KEYS", "APPROVAL_LETTERS", "CHAT_KEYS"]
 
 CHAT_KEYS: list[BindingType] = [
     Binding("escape", "cancel_turn", "Cancel", show=True, id="cancel"),
@@ -28,3 +32,16 @@ CHAT_KEYS: list[BindingType] = [
     Binding("ctrl+g", "regenerate", "Regenerate", show=False, priority=True, id="regenerate"),
     Binding("ctrl+q", "app.quit", "Quit", show=True, priority=True, id="quit"),
 ]
+
+#: y c a n r f: answer the waiting call whatever has the focus (active only while one waits).
+APPROVAL_KEYS: list[BindingType] = [
+    Binding("y", "approval('once')", "Run once", show=False, priority=True),
+    Binding("c", "approval('conversation')", "Allow for this conversation", show=False, priority=True),
+    Binding("a", "approval('always')", "Always allow", show=False, priority=True),
+    Binding("n", "approval('deny')", "Deny", show=False, priority=True),
+    Binding("r", "approval('reason')", "Deny with a reason", show=False, priority=True),
+    Binding("f", "approval('arguments')", "Full arguments", show=False, priority=True),
+]
+
+#: The keys of APPROVAL_KEYS.
+APPROVAL_LETTERS = frozenset(b.key for b in APPROVAL_KEYS if isinstance(b, Binding))

@@ -15,6 +15,7 @@ from widgets.note import NoteBlock
 
 from ..stream.limits import one_line
 from . import collector
+from .approval_desk import WAITING
 
 if TYPE_CHECKING:
     from widgets.tool_card import ToolCard
@@ -86,7 +87,7 @@ class LiveView:
             card = transcript.call_state(event)
             if card is not None:
                 self._awaiting(card)
-            if event.state == "running":
+            if event.state == "running" and status.state != WAITING:  # a call awaiting an answer is named first
                 status.set_state("running tools…")
         elif isinstance(event, UserSent):
             tally.new_exchange()
