@@ -110,6 +110,28 @@ async def test_typing_in_the_box_still_works_when_no_approval_is_pending(tmp_pat
             assert len(runs_of(runs)) == 1
 
 
+async def test_words_being_typed_when_a_call_starts_waiting_stay_words(tmp_path: Path) -> None:
+    """The approval keys reach a waiting call from an EMPTY box only: someone typing a follow-up as a
+    card starts waiting keeps their words, and an 'a' of theirs answers nothing."""
+    runs = tmp_path / "runs.txt"
+    config = Config(tools={"file_note": note_tool(runs)})
+    with FaultServer() as server:
+        server.replies += [one_chunk_call(("c1", "first")), text_reply("Filed.")]
+        app = still(make_app(config=config, endpoint=Endpoint("openai-chat", server.url, "m", "test")))
+        async with app.run_test(size=SIZE) as pilot:
+            prompt_of(app).text = "file it"
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: "awaiting approval" in on_screen(app), "the card to await approval")
+            prompt_of(app).focus()
+            await pilot.press(*"x, yacht")  # a follow-up being typed: every approval letter in it
+            assert prompt_of(app).text == "x, yacht"
+            assert "awaiting approval" in on_screen(app) and runs_of(runs) == []  # nothing answered
+            prompt_of(app).text = ""
+            await pilot.press("y")  # the box is empty: y is the card's again
+            await wait_for(pilot, lambda: not app.session.busy, "the turn to end")
+            assert len(runs_of(runs)) == 1 and prompt_of(app).text == ""
+
+
 async def test_the_status_line_says_waiting_for_approval_while_a_parallel_call_runs(tmp_path: Path) -> None:
     runs = tmp_path / "runs.txt"
     go_on = tmp_path / "go_on"

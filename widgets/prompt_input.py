@@ -6,8 +6,9 @@ The widget never throws text away by itself: Enter posts ``Submitted`` and
 the screen decides (send it, queue it, or keep it and say why) and clears the
 box with ``accept()``. The history is a list the screen hands in and saves;
 the widget only walks it. A key the screen has a use for just now
-(``lends``: the approval keys while a call awaits an answer) is not the
-box's: it reaches the screen's binding instead of being typed.
+(``lends``: the approval keys while a call awaits an answer) is not an empty
+box's: it reaches the screen's binding instead of being typed. A box with
+text in it types every key.
 """
 
 from __future__ import annotations
@@ -54,8 +55,11 @@ class PromptInput(TextArea):
         self.lends: Callable[[str], bool] | None = None
 
     def check_consume_key(self, key: str, character: str | None = None) -> bool:
-        if self.lends is not None and self.lends(key):
-            return False  # the screen's binding for it applies (an approval key while a call waits)
+        if self.lends is not None and not self.text and self.lends(key):
+            # the screen's binding applies (an approval key while a call waits), but only to an empty
+            # box: a person typing a follow-up when a card starts waiting keeps their words, and no
+            # 'a' of theirs writes an allow rule
+            return False
         return super().check_consume_key(key, character)
 
     def accept(self, remember: bool = True) -> None:
