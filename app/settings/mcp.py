@@ -36,7 +36,7 @@ from typing import Any
 from ..stream.limits import loads
 
 __all__ = ["MCPServerConfig", "ToolOptions", "parse_servers", "expand", "from_mcp_json", "APPROVAL_MODES",
-           "MCPConfigError"]
+           "MCPConfigError", "named_secrets"]
 
 APPROVAL_MODES = ("never", "ask", "always-ask")
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
@@ -91,6 +91,22 @@ def expand(text: str, environ: dict[str, str] | None = None) -> str:
         return value
 
     return _VAR.sub(one, text)
+
+
+def named_secrets(config: MCPServerConfig, environ: dict[str, str] | None = None) -> list[str]:
+    """The values a server's ``headers`` and ``env`` take from the
+    environment (``${VAR}``, not a default written in the config): a server
+    may echo any of them back ("token … is expired"), so each is registered
+    with the one redaction before the server starts. An unset variable
+    names nothing (starting the server states it)."""
+    env = os.environ if environ is None else environ
+    found: list[str] = []
+    for text in [*config.headers.values(), *config.env.values()]:
+        for match in _VAR.finditer(text):
+            value = env.get(match.group(1))
+            if value:
+                found.append(value)
+    return found
 
 
 def _strings(value: Any, where: str) -> list[str]:

@@ -1,0 +1,151 @@
+"""Issue 24's secrets: a value a config names (``${VAR}`` in ``[mcp.*]``
+headers and env) that a server echoes back lands nowhere; no password in a
+ledger URL in any form; ``mcp import`` warns about literal tokens."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import io
+import json
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from tests import streamgen
+from tests.conftest import ROOT, file_bytes
+from tests.faultserver import FaultServer, Reply
+
+ECHO = [sys.executable, "-m", "tests.mcp_echo"]
+
+
+def _run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def _files_holding(root: Path, secret: str) -> list[Path]:
+    needles = [secret.encode(), base64.b64encode(secret.encode())[:24], secret[6:22].encode()]
+    return [p for p in root.rglob("*") if p.is_file() and any(n in file_bytes(p) for n in needles)]
+
+
+@pytest.fixture
+def echo_http() -> Iterator[str]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen([*ECHO, "http", str(port)], cwd=ROOT, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+                break
+            assert process.poll() is None and time.monotonic() < deadline, "the echo server did not start"
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def _calls(server: str) -> bytes:
+    script = [("text", "Checking. ")]
+    for slot, tool in enumerate(("whoami", "refused", "broken")):
+        script += streamgen.call_script(slot, f"c{slot}", f"{server}__{tool}", "{}")
+    return streamgen.openai_chat(script)
+
+
+def _echo_config(provider: str, echo_http: str) -> str:
+    return f"""
+default = "local"
+[providers.local]
+provider = "openai-chat"
+model = "m"
+base_url = "{provider}/v1"
+retries = 0
+
+[mcp.env]
+command = {json.dumps(ECHO[0])}
+args = ["-m", "tests.mcp_echo", "stdio"]
+cwd = {json.dumps(str(ROOT))}
+env = {{ ECHO_TOKEN = "${{ECHO_ENV_TOKEN}}" }}
+startup_timeout = 60
+approval = "never"
+
+[mcp.web]
+url = "{echo_http}"
+headers = {{ Authorization = "Bearer ${{ECHO_HEADER_TOKEN}}" }}
+startup_timeout = 60
+approval = "never"
+
+[mcp.expired]
+command = {json.dumps(ECHO[0])}
+args = ["-m", "tests.mcp_echo", "fail"]
+cwd = {json.dumps(str(ROOT))}
+env = {{ ECHO_TOKEN = "${{ECHO_ENV_TOKEN}}" }}
+startup_timeout = 60
+"""
+
+
+def test_a_secret_a_config_names_and_a_server_echoes_lands_nowhere(
+        home: Path, monkeypatch: pytest.MonkeyPatch, echo_http: str) -> None:
+    """A token an ``[mcp.*]`` table takes from the environment (``env`` of a
+    stdio server, ``headers`` of an HTTP one), echoed back in a result, an
+    ``isError`` result, a JSON-RPC error, the server's stderr and a failed
+    start: not one file under the data dir holds it, nothing printed shows
+    it, and the next provider request does not carry it."""
+    env_token = "tok-env-" + uuid.uuid4().hex
+    header_token = "tok-hdr-" + uuid.uuid4().hex
+    monkeypatch.setenv("ECHO_ENV_TOKEN", env_token)
+    monkeypatch.setenv("ECHO_HEADER_TOKEN", header_token)
+    printed: list[str] = []
+    with FaultServer() as provider:
+        (home / "config.toml").write_text(_echo_config(provider.url, echo_http))
+        for server in ("env", "web"):
+            provider.replies.append(Reply(_calls(server)))
+            provider.replies.append(Reply(streamgen.openai_chat([("text", "Done.")], finish="stop")))
+            code, out, err = _run("ask", "who am I?")
+            assert code == 0, err
+            assert "Traceback" not in err
+            assert f"⚙ {server}__whoami · ran\n    → you are token [redacted], which is expired" in out
+            assert f"⚙ {server}__refused · failed\n    → Error: token [redacted] is expired" in out
+            assert f"{server}__broken" in out and "Done." in out
+            printed += [out, err]
+        sent = json.dumps([r["body"] for r in provider.requests])
+    assert len(provider.requests) == 4
+    assert sent.count("token [redacted]") >= 6  # the results the model was told, echo and all
+    code, out, err = _run("mcp", "list")
+    assert code == 1 and "expired: failed: " in out + err and "token [redacted] is expired" in out + err
+    printed += [out, err]
+    code, out, err = _run("mcp", "list", "--json")
+    statuses = {s["name"]: s for s in json.loads(out)}
+    assert statuses["expired"]["state"] == "failed" and "[redacted]" in statuses["expired"]["reason"]
+    printed += [out, err]
+
+    code, listing, _ = _run("transcripts", "--json")
+    conversations = [row["id"] for row in json.loads(listing)]
+    assert code == 0 and len(conversations) == 2  # both conversations kept, with every call
+    for conversation in conversations:
+        code, out, err = _run("export", conversation, "--format", "json")
+        assert code == 0 and out.count("[redacted]") >= 3, err
+        printed += [out, err]
+    code, out, err = _run("ledger", "--json")
+    assert code == 0 and "[redacted]" in out
+    printed += [out, err]
+
+    data = home / "home"
+    assert list((data / "recordings").glob("*.ndjson.gz")) and (data / "callstream.db").exists()
+    assert "token [redacted]" in (data / "mcp-logs" / "env.log").read_text()
+    for token in (env_token, header_token):
+        assert token not in sent and token[6:22] not in sent
+        assert _files_holding(home, token) == []
+        assert not any(token in text or token[6:22] in text for text in printed)
