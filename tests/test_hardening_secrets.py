@@ -149,3 +149,87 @@ def test_a_secret_a_config_names_and_a_server_echoes_lands_nowhere(
         assert token not in sent and token[6:22] not in sent
         assert _files_holding(home, token) == []
         assert not any(token in text or token[6:22] in text for text in printed)
+
+
+# -- item 7: no password in a ledger URL, in any form ---------------------------------------------------------
+
+PROMPT = "Ada Lovelace says her order is late. Check her open and late orders and open a ticket."
+DEMO = '[providers.demo]\nprovider = "demo"\nspeed = 0\n'
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize("ledger", [
+    "postgresql://cs:hunter2-pw@127.0.0.1/cs",
+    "postgresql://cs@127.0.0.1/cs?password=hunter2-pw",
+    "postgresql://cs@127.0.0.1/cs?sslmode=disable&pass%77ord=hunter2-pw",
+    "host=127.0.0.1 dbname=cs password=hunter2-pw",
+    "host=127.0.0.1 dbname=cs password = 'hunter2-pw'",
+], ids=["userinfo", "query", "encoded-query", "conninfo", "conninfo-quoted"])
+def test_a_password_in_a_ledger_url_is_refused_in_every_form_libpq_reads(home: Path, ledger: str) -> None:
+    config = home / "config.toml"
+    config.write_text(DEMO)
+    code, out, err = _run("ask", PROMPT, "--approve", "create_ticket")
+    assert code == 0, err
+    config.write_text(f"ledger = {json.dumps(ledger)}\n" + DEMO)
+    printed = []
+    for argv in (["ledger"], ["ledger", "migrate"], ["ask", "hello"]):
+        code, out, err = _run(*argv)
+        assert code == 2, (argv, out, err)
+        assert "ledger holds a password" in err and "passwords do not go in the config file" in err
+        assert "set PGPASSWORD (or use ~/.pgpass)" in err and "Traceback" not in err
+        printed += [out, err]
+    assert not any("hunter2" in text for text in printed)
+    config.write_text(DEMO)  # the conversation saved before is all there
+    code, listing, _ = _run("transcripts", "--json")
+    assert code == 0 and len(json.loads(listing)) == 1
+    code, out, _ = _run("ledger", "--json")
+    assert code == 0 and [e["tool"] for e in json.loads(out)].count("create_ticket") == 1
+
+
+def test_an_unreachable_ledger_never_quotes_the_password_its_url_carries(home: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``CALLSTREAM_LEDGER_URL`` (the environment) may carry a password; a
+    database that cannot be reached must not put it in the "not run"
+    results, the store, or anything printed, whichever form it took."""
+    (home / "config.toml").write_text(DEMO)
+    code, _, err = _run("ask", PROMPT, "--approve", "create_ticket")
+    assert code == 0, err
+    port = _free_port()
+    where = f"postgresql://cs@127.0.0.1:{port}/cs"
+    monkeypatch.setenv("CALLSTREAM_LEDGER_URL", f"postgresql://cs:user-info-pw@127.0.0.1:{port}/cs"
+                                                "?password=query-pw-xyz&sslmode=disable")
+    printed = []
+    code, out, err = _run("ask", PROMPT, "--approve", "create_ticket")
+    assert "⚙ search_orders · not run" in out and "the idempotency ledger is unavailable" in out
+    assert "Traceback" not in err
+    printed += [out, err]
+    code, out, err = _run("ledger")
+    assert code == 2 and f"cannot read the ledger {where}?sslmode=disable" in err
+    printed += [out, err]
+    code, out, err = _run("ledger", "migrate")
+    assert code == 2 and f"cannot reach the ledger at {where}?sslmode=disable: connection failed" in err
+    printed += [out, err]
+    # a URL libpq cannot read quotes the piece it choked on: the password
+    monkeypatch.setenv("CALLSTREAM_LEDGER_URL", f"postgresql://cs:bad%zz-encoded-pw@127.0.0.1:{port}/cs")
+    code, out, err = _run("ledger", "migrate")
+    assert code == 2 and f"the ledger URL {where} cannot be used: invalid percent-encoded token" in err
+    assert "Traceback" not in err
+    printed += [out, err]
+
+    monkeypatch.delenv("CALLSTREAM_LEDGER_URL")
+    code, listing, _ = _run("transcripts", "--json")
+    conversations = [row["id"] for row in json.loads(listing)]
+    assert code == 0 and len(conversations) == 2  # the one before, and the one asked of the unreachable ledger
+    for conversation in conversations:
+        code, out, err = _run("export", conversation, "--format", "json")
+        assert code == 0, err
+        printed += [out, err]
+    assert "not run: the idempotency ledger is unavailable" in "".join(printed)
+    for password in ("user-info-pw", "query-pw-xyz", "bad%zz-encoded-pw", "encoded-pw"):
+        assert not any(password in text for text in printed), password
+        assert _files_holding(home, password) == [], password
