@@ -233,3 +233,40 @@ def test_an_unreachable_ledger_never_quotes_the_password_its_url_carries(home: P
     for password in ("user-info-pw", "query-pw-xyz", "bad%zz-encoded-pw", "encoded-pw"):
         assert not any(password in text for text in printed), password
         assert _files_holding(home, password) == [], password
+
+
+# -- item 8: `mcp import` warns about literal tokens ----------------------------------------------------------
+
+
+def test_mcp_import_warns_about_a_literal_token_naming_the_server_and_key_never_the_value(home: Path) -> None:
+    config = home / "config.toml"
+    config.write_text('# mine\ndefault = "demo"\n\n[providers.demo]\nprovider = "demo"\n')
+    github, bearer, api_key = "ghp_" + uuid.uuid4().hex, "opaque-" + uuid.uuid4().hex[:12], uuid.uuid4().hex
+    source = home / "claude_desktop_config.json"
+    source.write_text(json.dumps({"mcpServers": {
+        "github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"],
+                   "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": github, "LOG_LEVEL": "debug",
+                           "GIT_AUTHOR_NAME": "callstream", "PATH": "/usr/local/bin:/usr/bin"}},
+        "search": {"url": "http://127.0.0.1:9/mcp",
+                   "headers": {"Authorization": f"Bearer {bearer}", "X-Api-Key": api_key, "Accept": "text/plain"}},
+        "kept": {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer ${KEPT_TOKEN}"}}}}))
+    code, out, err = _run("mcp", "import", str(source))
+    assert code == 0 and "Traceback" not in err
+    assert "added [mcp.github]" in out and "added [mcp.search]" in out and "added [mcp.kept]" in out
+    assert (f"warning: [mcp.github] env: GITHUB_PERSONAL_ACCESS_TOKEN holds what looks like a literal token, copied "
+            f"as it was into {config}. To keep it out of the file, make it GITHUB_PERSONAL_ACCESS_TOKEN = "
+            '"${GITHUB_PERSONAL_ACCESS_TOKEN}" and set GITHUB_PERSONAL_ACCESS_TOKEN in the environment.') in err
+    assert ("warning: [mcp.search] headers: Authorization holds what looks like a literal token" in err
+            and 'make it Authorization = "Bearer ${SEARCH_TOKEN}" and set SEARCH_TOKEN in the environment.' in err)
+    assert 'make it X-Api-Key = "${SEARCH_X_API_KEY}" and set SEARCH_X_API_KEY' in err
+    assert err.count("warning:") == 3  # not the log level, the author's name, the PATH, Accept, nor a ${VAR}
+    for token in (github, bearer, api_key):
+        assert token not in out + err and token[4:16] not in out + err
+    text = config.read_text()
+    assert text.startswith("# mine\ndefault = \"demo\"\n")  # what the user wrote is kept
+    assert '"Bearer ${KEPT_TOKEN}"' in text
+    from app.settings.config import load_config
+    from app.settings.mcp import named_secrets
+
+    # and, written so, each is a secret the config names: registered with the one redaction when the server starts
+    assert set(named_secrets(load_config().mcp["search"])) == {bearer, api_key}
