@@ -5,7 +5,8 @@ the ``ECHO_TOKEN`` of its environment, over Streamable HTTP on 127.0.0.1 the
 
 ``python -m tests.mcp_echo stdio`` | ``python -m tests.mcp_echo http PORT``
 (over stdio it also prints the token on stderr, into its log); ``fail``
-prints it on stderr and exits, so the server fails with it in its reason.
+prints it on stderr (and any further arguments) and exits, so the server fails
+with it in its reason.
 
 Tools (side effects with no hints, so each is claimed in the ledger):
 - ``whoami()``: a result that quotes the secret.
@@ -63,7 +64,7 @@ async def _stdio(server: Server[Any]) -> None:
 
 def main(argv: list[str]) -> None:
     if argv and argv[0] == "fail":
-        sys.exit(f"echo: token {os.environ.get('ECHO_TOKEN')} is expired")
+        sys.exit(" ".join([f"echo: token {os.environ.get('ECHO_TOKEN')} is expired", *argv[1:]]))
     server = make_server()
     if argv and argv[0] == "http":
         import uvicorn

@@ -8,7 +8,7 @@ import json
 import sys
 from typing import Any
 
-from ..stream.inert import inert
+from ..stream.inert import inert, inert_json
 from .common import fail
 
 __all__ = ["register", "run"]
@@ -73,7 +73,8 @@ def _list(hub: Any, as_json: bool) -> int:
 
     statuses = hub.statuses()
     if as_json:
-        json.dump([s.to_dict() for s in statuses], sys.stdout, ensure_ascii=False, indent=2)
+        # a server's own words (a reason, its stderr, a tool's name) as JSON that cannot drive a terminal, redacted
+        sys.stdout.write(inert_json([s.to_dict() for s in statuses]))
         sys.stdout.write("\n")
     else:
         for status in statuses:
