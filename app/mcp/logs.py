@@ -54,9 +54,10 @@ class ServerLog:
                 read = os.read(read_fd, 65536)
                 held += read
                 cut = len(held) if not read or len(held) > _LINE else held.rfind(b"\n") + 1
-                chunk, held = redact_bytes(held[:cut]), held[cut:]
+                chunk, held = held[:cut], held[cut:]
                 room = self.cap - written
-                if room > 0:
+                if room > 0 and chunk:
+                    chunk = redact_bytes(chunk)  # past the cap only counted, never looked at
                     os.write(fd, chunk[:room])
                     written += min(room, len(chunk))
                 self.dropped += max(0, len(chunk) - max(room, 0))
