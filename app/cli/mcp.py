@@ -8,7 +8,7 @@ import json
 import sys
 from typing import Any
 
-from ..stream.inert import inert
+from ..stream.inert import inert, inert_json
 from .common import fail
 
 __all__ = ["register", "run"]
@@ -73,7 +73,8 @@ def _list(hub: Any, as_json: bool) -> int:
 
     statuses = hub.statuses()
     if as_json:
-        json.dump([s.to_dict() for s in statuses], sys.stdout, ensure_ascii=False, indent=2)
+        # a server's own words (a reason, its stderr, a tool's name) as JSON that cannot drive a terminal, redacted
+        sys.stdout.write(inert_json([s.to_dict() for s in statuses]))
         sys.stdout.write("\n")
     else:
         for status in statuses:
@@ -167,8 +168,24 @@ def _import(file: str) -> int:
         edit_config(path, change)
     for name in added:
         print(inert(f"added [mcp.{name}] to {path}"))
+        _warn_literal_tokens(name, tables[name], path)
     for name in skipped:
         print(inert(f"kept the existing [mcp.{name}] (not replaced)"), file=sys.stderr)
     if not tables:
         print("the file lists no servers", file=sys.stderr)
     return 0
+
+
+def _warn_literal_tokens(name: str, table: dict[str, Any], path: Any) -> None:
+    """A token copied as a literal (a Claude Desktop file holds them so): say
+    where it is (never the value) and offer the ``${VAR}`` form."""
+    import re
+
+    from ..settings.mcp import literal_tokens
+
+    for found in literal_tokens(name, table):
+        key = found.key if re.fullmatch(r"[A-Za-z0-9_-]+", found.key) else json.dumps(found.key)
+        print(inert(f"warning: [mcp.{name}] {found.where}: {key} holds what looks like a literal token, copied as "
+                    f"it was into {path}. To keep it out of the file, make it {key} = \"{found.offer}\" and set "
+                    f"{found.variable} in the environment."),
+              file=sys.stderr)

@@ -43,6 +43,9 @@ def call_line(registry: Registry, call: ToolCallBlock) -> str:
     line = "  ⚙ " + " · ".join(parts)
     if call.result:
         line += "\n    → " + result_summary(registry, call)
+    if call.other_branch is not None and not call.reused:  # a side effect repeated: what it did there (as export says)
+        spec = [(f.path, f.label) for f in tool.result_display] if tool is not None else []
+        line += "\n    ⚠ ran on another branch: " + result_line(call.other_branch, spec, 100)
     return inert(line)
 
 

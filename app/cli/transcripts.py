@@ -72,6 +72,12 @@ def run(args: argparse.Namespace) -> int:
     return import_cmd(args.file, args.source, args.as_new)
 
 
+def _cell(text: str) -> str:
+    """A stored value as one cell of a row: one line (a title stored before
+    imports were cleaned may hold a newline that would forge a row), inert."""
+    return inert(" ".join(text.split()))
+
+
 def transcripts_cmd(as_json: bool) -> int:
     store = open_store()
     try:
@@ -88,8 +94,8 @@ def transcripts_cmd(as_json: bool) -> int:
     print(f"{'id':12}  {'updated':16}  {'model':20}  {'turns':>9}  title")
     for row in rows:
         when = datetime.datetime.fromtimestamp(row["updated"]).strftime("%Y-%m-%d %H:%M")
-        print(f"{row['id'][:12]}  {when}  {inert(row['model'])[:20]:20}  {plural(row['turns'], 'turn'):>9}  "
-              f"{inert(row['title'] or '(untitled)')[:60]}")
+        print(f"{row['id'][:12]}  {when}  {_cell(row['model'])[:20]:20}  {plural(row['turns'], 'turn'):>9}  "
+              f"{_cell(row['title'] or '(untitled)')[:60]}")
     print("(an id may be given by any unique start of it, as shown here)")
     return 0
 
@@ -111,7 +117,7 @@ def delete_cmd(ids: list[str], yes: bool, stdin: TextIO | None = None) -> int:
             for conversation in chosen:
                 row = rows[conversation]
                 print(f"  {conversation[:12]}  {plural(row['turns'], 'turn'):>9}  "
-                      f"{inert(row['title'] or '(untitled)')[:60]}")
+                      f"{_cell(row['title'] or '(untitled)')[:60]}")
             print(f"Delete {plural(len(chosen), 'conversation')} (every branch and the recordings)? The ledger keeps "
                   "its rows. [y/N] ", end="", flush=True)
             answer = stdin.readline().strip().lower()

@@ -22,7 +22,11 @@ a result whose reply was lost by the row it left, so a retry never turns
 into a second run or a false "stale".
 
 The password never appears here: libpq reads ``PGPASSWORD`` or
-``~/.pgpass``; ``where`` (for messages) is the URL without one.
+``~/.pgpass``; ``where`` (for messages) is the URL without one. A URL from
+the environment (``CALLSTREAM_LEDGER_URL``) may still carry one: every
+password of every URL this process connects with is scrubbed from each
+message made here (libpq quotes pieces of a URL it cannot parse) and
+registered with the one redaction.
 """
 
 from __future__ import annotations
@@ -34,13 +38,13 @@ import time
 import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import psycopg
 from psycopg.rows import dict_row
 
-from ..settings.ledger import DEFAULT_LEASE
-from ..stream.redact import redact
+from ..settings.ledger import DEFAULT_LEASE, is_password_parameter, url_passwords
+from ..stream.redact import REDACTED, redact, register_secret
 from .claim import Claim
 from .keys import canonical_json
 from .protocol import LedgerUnavailable
@@ -86,23 +90,51 @@ class LedgerSchemaError(LedgerUnavailable):
     """The database has no ledger schema, or an older or newer one than this program's."""
 
 
+#: Every password a URL this process used carried (as written and percent-decoded).
+_PASSWORDS: set[str] = set()
+#: A password shorter than this is not cut out of messages (it would mangle every word holding it).
+_MIN_SCRUB = 4
+
+
+def _remember(url: str) -> None:
+    for _, value in url_passwords(url):
+        for form in {value, unquote(value)}:
+            if form:
+                _PASSWORDS.add(form)
+                register_secret(form)
+
+
+def scrub(text: str) -> str:
+    """``text`` without any password a connection string carried (and redacted)."""
+    for password in sorted(_PASSWORDS, key=len, reverse=True):
+        if len(password) >= _MIN_SCRUB:
+            text = text.replace(password, REDACTED)
+    return redact(text)
+
+
 def public_url(url: str) -> str:
-    """The URL without its password, for messages."""
+    """The URL without its password (in the userinfo or a ``password``
+    query parameter), for messages."""
+    _remember(url)
     try:
         parts = urlsplit(url)
-        if parts.password is None:
-            return url
-        host = parts.hostname or ""
-        netloc = (f"{parts.username}@" if parts.username else "") + host + (f":{parts.port}" if parts.port else "")
-        return urlunsplit(parts._replace(netloc=netloc))
+        query = "&".join(p for p in parts.query.split("&") if not is_password_parameter(p))
+        if parts.password is not None:
+            host = parts.netloc.rpartition("@")[2]
+            parts = parts._replace(netloc=(f"{parts.username}@" if parts.username else "") + host)
+        return scrub(urlunsplit(parts._replace(query=query)))
     except ValueError:
         return "(a PostgreSQL URL that does not parse)"
 
 
 def _connect(url: str, timeout: float) -> psycopg.Connection[dict[str, Any]]:
-    return psycopg.connect(url, autocommit=True, row_factory=dict_row, connect_timeout=max(1, int(timeout)),
-                           keepalives=1, keepalives_idle=5, keepalives_interval=2, keepalives_count=3,
-                           tcp_user_timeout=int(timeout * 1000), application_name="callstream")
+    _remember(url)
+    try:
+        return psycopg.connect(url, autocommit=True, row_factory=dict_row, connect_timeout=max(1, int(timeout)),
+                               keepalives=1, keepalives_idle=5, keepalives_interval=2, keepalives_count=3,
+                               tcp_user_timeout=int(timeout * 1000), application_name="callstream")
+    except psycopg.ProgrammingError as exc:  # libpq cannot read the URL (and quotes a piece of it)
+        raise LedgerUnavailable(f"the ledger URL {public_url(url)} cannot be used: {_reason(exc)}") from None
 
 
 def schema_version(conn: psycopg.Connection[Any], where: str = "the database") -> int:
@@ -172,7 +204,7 @@ def _execute(conn: psycopg.Connection[dict[str, Any]], sql: str,
 
 
 def _reason(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
+    return scrub(" ".join(str(exc).split())) or type(exc).__name__
 
 
 class PostgresLedger:

@@ -4,7 +4,9 @@ A server's stderr is a pipe we read, not a file it writes: a chatty server
 (Claude Code once kept 64 MB of it per server) can fill its pipe but never our
 disk. The log keeps the first ``cap`` bytes of a run after the previous run's
 log is moved to ``NAME.log.1``; past the cap, one line says how much was
-dropped, written when the server's stderr closes.
+dropped, written when the server's stderr closes. Each whole line goes
+through the one redaction first: a server that prints the token it was
+configured with ("token … is expired") leaves no secret in the data dir.
 """
 
 from __future__ import annotations
@@ -14,9 +16,13 @@ import threading
 from pathlib import Path
 from typing import TextIO
 
+from ..stream.redact import redact_bytes
+
 __all__ = ["ServerLog", "LOG_CAP"]
 
 LOG_CAP = 1024 * 1024
+#: A line longer than this is redacted and written in pieces this long.
+_LINE = 1 << 16
 
 
 class ServerLog:
@@ -41,17 +47,22 @@ class ServerLog:
 
     def _copy(self, read_fd: int) -> None:
         written = 0
+        held = b""
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
             while True:
-                chunk = os.read(read_fd, 65536)
-                if not chunk:
-                    break
+                read = os.read(read_fd, 65536)
+                held += read
+                cut = len(held) if not read or len(held) > _LINE else held.rfind(b"\n") + 1
+                chunk, held = held[:cut], held[cut:]
                 room = self.cap - written
-                if room > 0:
+                if room > 0 and chunk:
+                    chunk = redact_bytes(chunk)  # past the cap only counted, never looked at
                     os.write(fd, chunk[:room])
                     written += min(room, len(chunk))
                 self.dropped += max(0, len(chunk) - max(room, 0))
+                if not read:
+                    break
             if self.dropped:
                 os.write(fd, f"\n[callstream: {self.dropped} more bytes of stderr dropped at the "
                              f"{self.cap}-byte cap]\n".encode())

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..settings.mcp import MCPConfigError, MCPServerConfig, expand
+from ..settings.mcp import MCPConfigError, MCPServerConfig, expand, named_secrets
+from ..stream.redact import redact, register_secret
 from .logs import ServerLog
 
 __all__ = ["ServerConnection", "ServerStatus", "MCPHub", "TransportLost", "ListedTool", "MAX_TOOLS", "IDEMPOTENCY_META"]
@@ -122,6 +123,8 @@ class ServerConnection:
         if self.target is not None:
             return self.target
         cfg, env = self.config, self.environ
+        for secret in named_secrets(cfg, env):  # before the server can echo one
+            register_secret(secret)
         if cfg.command:
             params = StdioServerParameters(
                 command=expand(cfg.command, env), args=[expand(a, env) for a in cfg.args],
@@ -213,7 +216,8 @@ class ServerConnection:
     def _fail(self, reason: str) -> None:
         status = self.status
         tail = self.log.tail() if self.log is not None else ""
-        status.state, status.reason = "failed", reason + (f" — stderr: {tail.splitlines()[-1]}" if tail else "")
+        reason += f" — stderr: {tail.splitlines()[-1]}" if tail else ""
+        status.state, status.reason = "failed", redact(reason)
         status.tools = []
         self.client = None
         self._settled.set()
@@ -289,7 +293,7 @@ class ServerConnection:
 
     def _mark_broken(self, reason: str) -> None:
         self._broken = True
-        self.status.state, self.status.reason = "failed", f"crashed: {reason}; restarted on the next call"
+        self.status.state, self.status.reason = "failed", redact(f"crashed: {reason}; restarted on the next call")
         self._changed()
 
     async def restart(self) -> None:

@@ -12,10 +12,12 @@ finaliser, the ledger and the cards treat them like any other tool.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from ..settings.mcp import MCPServerConfig
+from ..stream.redact import redact
 from ..tools.base import DisplayField, OutcomeUnknown, Tool, ToolContext, ToolError
 from ..tools.registry import Registry
 from .names import tool_name
@@ -53,13 +55,28 @@ def mcp_tool(server: ServerConnection, listed: ListedTool) -> Tool:
         name=name,
         description=description[:2048],
         parameters=listed.input_schema or {"type": "object", "properties": {}},
-        run=run,
+        run=_redacted(run),
         read_only=listed.read_only,
         display=tuple(DisplayField(path, label) for path, label in (options.display if options else [])),
         timeout=config.tool_timeout + _MARGIN,
         approval=(options.approval if options and options.approval else None) or config.approval,
         origin=_origin(server),
     )
+
+
+def _redacted(run: Callable[[dict[str, Any], ToolContext], Awaitable[str]]
+              ) -> Callable[[dict[str, Any], ToolContext], Awaitable[str]]:
+    """``run`` whose result and error messages are redacted where they are
+    made: a server that echoes a token it was configured with ("token … is
+    expired") reaches neither a card nor the next provider request with it."""
+
+    async def redacted(arguments: dict[str, Any], ctx: ToolContext) -> str:
+        try:
+            return redact(await run(arguments, ctx))
+        except (ToolError, OutcomeUnknown) as exc:
+            raise type(exc)(redact(str(exc))) from None
+
+    return redacted
 
 
 def _origin(server: ServerConnection) -> str:

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from ..net.endpoint import Endpoint
 from ..settings.checks import ConfigError
 from ..settings.config import Config
+from ..settings.mcp import named_secrets
 from ..settings.profiles import PROVIDER_NAMES, ProviderProfile
 from ..stream.dialects import AUTH_HEADERS
 from ..stream.redact import register_secret
@@ -27,6 +28,9 @@ def register_configured_keys(config: Config) -> None:
     for name in names:
         if name:
             register_secret(os.environ.get(name))
+    for server in config.mcp.values():  # a token an [mcp.*] table takes from the environment
+        for secret in named_secrets(server):
+            register_secret(secret)
 
 
 def is_loopback(url: str) -> bool:

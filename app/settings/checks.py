@@ -5,6 +5,7 @@ typo, never an error), positive numbers, lists of names."""
 from __future__ import annotations
 
 import difflib
+import math
 from typing import Any
 
 __all__ = ["ConfigError", "check_keys", "positive_float", "string_list"]
@@ -23,10 +24,13 @@ def check_keys(table: dict[str, Any], known: set[str], where: str, warnings: lis
             warnings.append(f"{where}: unknown key {key!r}{hint}; it is ignored")
 
 
-def positive_float(table: dict[str, Any], key: str, default: float, where: str) -> float:
+def positive_float(table: dict[str, Any], key: str, default: float, where: str, hint: str = "") -> float:
+    """A positive, finite number (TOML's ``nan`` and ``inf`` are neither: a
+    ``nan`` limit compares false with everything and silently turns it off)."""
     value = table.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise ConfigError(f"{where}.{key} must be a positive number")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+        shown = f", not {value}" if isinstance(value, float) and not math.isfinite(value) else ""
+        raise ConfigError(f"{where}.{key} must be a positive number{shown}{hint}")
     return float(value)
 
 

@@ -66,6 +66,7 @@ def parse_recordings(data: dict[str, Any], path: Path, warnings: list[str]) -> t
         raise ConfigError(f"{path}: [recordings] must be a table")
     where = f"{path}: recordings"
     check_keys(recordings, RECORDINGS_KEYS, where, warnings)
-    max_age = positive_float(recordings, "max_age_days", 0, where) if "max_age_days" in recordings else None
-    max_mb = positive_float(recordings, "max_mb", 0, where) if "max_mb" in recordings else None
+    hint = " (leave it out for no limit)"
+    max_age = positive_float(recordings, "max_age_days", 0, where, hint) if "max_age_days" in recordings else None
+    max_mb = positive_float(recordings, "max_mb", 0, where, hint) if "max_mb" in recordings else None
     return max_age, max_mb

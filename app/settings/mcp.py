@@ -36,7 +36,7 @@ from typing import Any
 from ..stream.limits import loads
 
 __all__ = ["MCPServerConfig", "ToolOptions", "parse_servers", "expand", "from_mcp_json", "APPROVAL_MODES",
-           "MCPConfigError"]
+           "MCPConfigError", "named_secrets", "LiteralToken", "literal_tokens"]
 
 APPROVAL_MODES = ("never", "ask", "always-ask")
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
@@ -91,6 +91,86 @@ def expand(text: str, environ: dict[str, str] | None = None) -> str:
         return value
 
     return _VAR.sub(one, text)
+
+
+def named_secrets(config: MCPServerConfig, environ: dict[str, str] | None = None) -> list[str]:
+    """The values a server's ``headers`` and ``env`` take from the
+    environment (``${VAR}``, not a default written in the config), and any
+    token-shaped literal written there: a server may echo any of them back
+    ("token … is expired"), so each is registered with the one redaction
+    before the server starts. An unset variable names nothing (starting the
+    server states it)."""
+    env = os.environ if environ is None else environ
+    found: list[str] = []
+    for key, text in [*config.headers.items(), *config.env.items()]:
+        for match in _VAR.finditer(text):
+            value = env.get(match.group(1))
+            if value:
+                found.append(value)
+        literal = _literal_token(key, text)
+        if literal is not None:
+            found.append(literal)
+    return found
+
+
+#: A credential by its prefix (OpenAI, Stripe, GitHub, GitLab, Slack, AWS, Google, Hugging Face, npm, PyPI, JWT, …).
+_KNOWN_TOKEN = re.compile(r"^(?:sk-|sk_|pk_|rk_|gh[pousr]_|github_pat_|glpat-|xox[abporse]-|AKIA|ASIA|AIza|ya29\.|"
+                          r"eyJ|hf_|npm_|pypi-|dop_v1_|shpat_)[A-Za-z0-9._~+/=:-]{8,}$")
+#: An opaque run of 20 or more token characters.
+_OPAQUE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._~+/=:-]{19,}$")
+#: A key whose value is a secret by its name.
+_SECRET_KEY = re.compile(r"(?i)token|secret|passw|api[-_]?key|auth|credential|cookie|session|private|(?:^|_)key$")
+#: ``Authorization: Bearer …`` and its kin: what follows is the credential.
+_SCHEME = re.compile(r"(?i)^(bearer|basic|token|bot)\s+")
+
+
+def _literal_token(key: str, value: str) -> str | None:
+    """The credential written literally in one ``env`` / ``headers`` value
+    (what is left once every ``${VAR}`` is taken out), or None."""
+    literal = _VAR.sub("", value).strip()
+    text = _SCHEME.sub("", literal)
+    if not text or any(c.isspace() for c in text) or "://" in text or text.startswith(("/", "~", ".", "-")):
+        return None
+    mixed = any(c.isdigit() for c in text) and any(c.isalpha() for c in text)
+    if _KNOWN_TOKEN.match(text) or (text != literal and len(text) >= 8):
+        return text
+    if len(text) >= 8 and mixed and _SECRET_KEY.search(key):
+        return text
+    return text if _OPAQUE.match(text) and mixed else None
+
+
+@dataclass(slots=True, frozen=True)
+class LiteralToken:
+    """A token-shaped value written literally in an imported server's table:
+    where it is (``env`` / ``headers``, the key) and the ``${VAR}`` form to
+    keep it in the environment instead. Never the value."""
+
+    server: str
+    where: str
+    key: str
+    variable: str
+    offer: str
+
+
+def literal_tokens(server: str, table: dict[str, Any]) -> list[LiteralToken]:
+    """Every token-shaped literal in ``table``'s ``env`` and ``headers``."""
+    found: list[LiteralToken] = []
+    for where in ("env", "headers"):
+        values = table.get(where)
+        if not isinstance(values, dict):
+            continue
+        for key, value in values.items():
+            if not isinstance(value, str) or _literal_token(str(key), value) is None:
+                continue
+            if where == "env" and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(key)):
+                variable = str(key).upper()
+            else:
+                tail = "TOKEN" if str(key).lower() in ("authorization", "proxy-authorization") else str(key)
+                variable = re.sub(r"[^A-Za-z0-9]+", "_", f"{server}_{tail}").strip("_").upper()
+            scheme = _SCHEME.match(_VAR.sub("", value).strip())
+            found.append(LiteralToken(server, where, str(key), variable,
+                                      (scheme.group(0) if scheme else "") + f"${{{variable}}}"))
+    return found
 
 
 def _strings(value: Any, where: str) -> list[str]:

@@ -12,6 +12,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from ..rules.ids import InvalidId, check_id
+from ..rules.titles import TITLE_LIMIT, clean_title
 from ..stream.blocks import block_from_record, block_record
 from ..stream.limits import TooDeep, check_depth, full_text, one_line
 from ..stream.usage import Usage
@@ -183,6 +184,19 @@ def _entry_of(item: dict[str, Any], seq: int, parent: int | None, branch: str, w
                       detail=full_text(item.get("detail")))
 
 
+def _title(value: Any) -> str:
+    """An imported title by the one rule (``clean_title``: one line, so it
+    cannot forge a row of ``transcripts``; what is printed of it is made
+    inert there), cut to the limit; none at all when nothing is left."""
+    text = "" if value is None else str(value)[: 4 * TITLE_LIMIT]
+    for cut in (len(text), TITLE_LIMIT):
+        try:
+            return clean_title(text[:cut])
+        except ValueError:  # blank, or longer than a title may be
+            continue
+    return ""
+
+
 def store_conversation(store: Store, meta: dict[str, Any], entries: list[StoredEntry],
                        head: int | None = None, as_new: bool = False) -> str:
     """Write a whole conversation read from a file (ours or another
@@ -205,7 +219,7 @@ def store_conversation(store: Store, meta: dict[str, Any], entries: list[StoredE
     updated = _number(meta.get("updated"), "conversation.updated", now)
     with store.transaction():
         store.create(conversation, str(meta.get("provider", "")), str(meta.get("model", "")),
-                     str(meta.get("dialect", "")), str(meta.get("title", "")))
+                     str(meta.get("dialect", "")), _title(meta.get("title")))
         store.set_dates(conversation, created, updated)
         for entry in entries:
             store.insert_entry(conversation, entry.seq, entry, entry.parent, entry.branch)
