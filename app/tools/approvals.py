@@ -5,7 +5,8 @@ never decides (DESIGN.md "Call states"). The rules, in order:
 
 1. a ``[approval].deny`` pattern that matches → ``deny`` (deny beats every allow);
 2. the tool's ``approval = "never"`` → run; ``"always-ask"`` → ask every time
-   (only ``--approve`` naming it on the command line runs it without asking);
+   (only ``--approve`` naming it exactly on the command line runs it without
+   asking: a pattern such as ``*`` or ``wire_*`` does not, no more than ``all``);
 3. ``--approve all | read-only | TOOL,...`` (``ask``), an "always" answer
    (``[approval].allow``; kept beyond this run by ``write_always``, which the
    runtime wires to the config file), or "for this conversation" → run;
@@ -17,6 +18,10 @@ Patterns are tool names with ``*`` (``git__*`` is every tool of one server).
 Without anyone to ask (``callstream ask``) an ``ask`` fails closed: the call
 ends ``needs approval`` and is stored that way, so a later
 ``ask --conversation ID --approve TOOL`` or ``callstream open ID`` can answer it.
+
+Every path to ``running`` asks ``decide`` — a live call, a retry, a stored
+pending approval answered after a reopen (the user's answer never outranks
+a deny rule written since).
 
 Nothing here reads or writes a file: deciding is pure, and keeping an
 "always" is the injected ``write_always``'s business.
@@ -81,9 +86,9 @@ class Approvals:
             return "deny"
         if tool.approval == "never":
             return "run"
-        named = _matches([w for w in self.approve if w not in ("all", "read-only")], name)
         if tool.approval == "always-ask":
-            return "run" if named else "ask"
+            return "run" if name in self.approve else "ask"  # named exactly: no pattern stands for it
+        named = _matches([w for w in self.approve if w not in ("all", "read-only")], name)
         if named or "all" in self.approve or (tool.read_only and "read-only" in self.approve):
             return "run"
         if _matches(self.allow, name) or name in self.conversation:

@@ -357,16 +357,19 @@ class Dispatcher:
             entry = None  # the claim after the answer says what the ledger can
         if entry is not None and entry["state"] in ("ran", "failed", "unknown"):
             return None  # already recorded: the claim returns the stored outcome, nothing runs
+        # the rules first, on every path: an answer given before the call came (a stored pending approval
+        # answered after a reopen) never outranks a deny rule, even one written after it was stored
+        decision = self.approvals.decide(tool)
+        if decision == "deny":
+            self.preapproved.pop(key, None)
+            return CallUpdate(ref, "denied", "Denied: a rule in the config ([approval] deny) does not allow "
+                                             f"{tool.name}. It was not run.", True, key=key)
         answer = self.preapproved.pop(key, None)
         if answer is None:
-            decision = self.approvals.decide(tool)
             if decision == "run" and ran_elsewhere is not None and self.approvals.interactive:
                 decision = "ask"
             if decision == "run":
                 return None
-            if decision == "deny":
-                return CallUpdate(ref, "denied", "Denied: a rule in the config ([approval] deny) does not allow "
-                                                 f"{tool.name}. It was not run.", True, key=key)
             if not self.approvals.interactive:
                 reason = f"{tool.name} needs approval (nobody could be asked; --approve {tool.name} allows it)"
                 return CallUpdate(ref, "needs approval", not_run_words(reason), True, key=key, not_run=reason)
