@@ -267,3 +267,60 @@ def test_a_resumed_call_goes_through_the_whole_gate_again(demo_config: Path, blo
         store.close()
     assert call.state == state and words in (call.result or "")
     assert tree.items[0].text == "open a ticket for A-1042"  # type: ignore[union-attr]  # nothing saved was lost
+
+
+# -- item 5: "always" written safely --------------------------------------------------------------------------
+
+
+async def test_always_with_a_config_mid_edit_runs_the_call_and_says_it_was_not_saved(home: Path) -> None:
+    config = home / "config.toml"
+    config.write_text("# mine\n")
+    app = app_for()
+    async with app.run_test(size=SIZE) as pilot:
+        from widgets.prompt_input import PromptInput
+
+        app.screen.query_one(PromptInput).text = PROMPT
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: (c := ticket(app)) is not None and c.approval is not None
+                       and app.focused is c.approval, "create_ticket to await approval")
+        card = ticket(app)
+        assert card is not None
+        broken = '# mine\n[approval]\nallow = ["git__*",\n'  # the user is half-way through an edit
+        config.write_text(broken)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: card.block.state == "ran", "the call to run on the user's answer")
+        await wait_for(pilot, lambda: not app.session.busy, "the exchange to end")
+        await quiet(pilot)
+        shown = " ".join(screen_lines(app)).replace("\xa0", " ")
+        assert '"Always" for create_ticket was not saved to the config' in shown, shown
+        assert "Traceback" not in shown
+    assert config.read_text() == broken  # the user's half-made edit is as they left it
+    assert [e["state"] for e in ticket_claims()] == ["ran"]
+    store = Store(data_dir() / "callstream.db")
+    try:
+        tree = store.load(store.list()[0]["id"])
+        assert tree is not None
+        notes = [f for item in tree.items for f in getattr(item, "failures", [])]
+    finally:
+        store.close()
+    assert any("not valid TOML" in n for n in notes)  # stored with the turn: a reopen shows it again
+
+
+def test_always_writes_a_symlinked_config_through_its_link(tmp_path: Path) -> None:
+    from functools import partial
+
+    from app.settings.configfile import allow_always
+    from app.tools.approvals import Answer
+
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    target = dotfiles / "callstream.toml"
+    target.write_text('# kept in my dotfiles repo\n[approval]\ndeny = ["shell__*"]\n')
+    link = tmp_path / "config.toml"
+    link.symlink_to(target)
+    rules = Approvals(write_always=partial(allow_always, link))
+    assert rules.remember(_tool("create_ticket", None), Answer("always"), "conversation-1") is None
+    assert link.is_symlink() and link.resolve() == target.resolve()  # the link stays
+    text = target.read_text()
+    assert text.startswith("# kept in my dotfiles repo\n") and 'allow = [\n    "create_ticket"' in text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.toml", "dotfiles"]  # no stray temp file

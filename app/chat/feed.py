@@ -22,7 +22,7 @@ from ..stream import (
 from ..tools.dispatcher import CallUpdate, Dispatcher
 from ..tools.finalise import NotRun, Rejected, Valid, Verdict, finalise, refinalise
 from ..tools.registry import Registry
-from .events import BlockGrew, BlockOpened, CallState, ChatEvent
+from .events import BlockGrew, BlockOpened, CallState, ChatEvent, Notice
 from .forming import FormingWatch
 from .turns import LiveTurn
 
@@ -129,9 +129,11 @@ class TurnFeed:
         call.reused = call.reused or update.reused
         call.key = update.key or call.key
         call.other_branch = update.other_branch or call.other_branch
+        if update.note is not None:
+            self.emit(Notice(record.index, update.note))
         self.emit(CallState(record.index, index, call.state))
 
     def resumed(self, update: CallUpdate) -> None:
         """The dispatcher's report on a stored call answered after a reopen (queueing it is no news)."""
-        if update.state != "waiting":
+        if update.state != "waiting" or update.note is not None:
             self.report(update)

@@ -101,8 +101,11 @@ class Approvals:
         """"Always" is not offered for a tool the config says to ask about every time."""
         return tool.approval != "always-ask"
 
-    def remember(self, tool: Tool, answer: Answer, conversation: str) -> None:
-        """Keep what a "this conversation" or "always" answer allows."""
+    def remember(self, tool: Tool, answer: Answer, conversation: str) -> str | None:
+        """Keep what a "this conversation" or "always" answer allows. Returns
+        the sentence to state when an "always" could not be written to the
+        config (invalid TOML mid-edit, a read-only file): the answer stands
+        all the same — the call goes ahead, allowed until callstream exits."""
         if answer.choice == "conversation":
             self.conversation.add(tool.name)
         elif answer.choice == "always" and self.offers_always(tool):
@@ -110,4 +113,10 @@ class Approvals:
             if tool.name not in self.allow:
                 self.allow.append(tool.name)
                 if self.write_always is not None:
-                    self.write_always(tool.name, conversation)
+                    try:
+                        self.write_always(tool.name, conversation)
+                    except Exception as exc:  # whatever the write met, the user's answer is not lost with it
+                        why = str(exc).rstrip(".") or type(exc).__name__
+                        return (f"\"Always\" for {tool.name} was not saved to the config: {why}. This call goes "
+                                f"ahead on your answer, and {tool.name} is allowed until callstream exits.")
+        return None

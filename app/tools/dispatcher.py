@@ -103,6 +103,8 @@ class CallUpdate:
     other_branch: str | None = None
     #: Why the call did not run (``not run``, ``needs approval``); ``result`` words it.
     not_run: str | None = None
+    #: A line for the conversation about this call (an "always" answer the config could not keep).
+    note: str | None = None
 
 
 class Dispatcher:
@@ -384,7 +386,9 @@ class Dispatcher:
             why = f" Their reason: {answer.reason}" if answer.reason else ""
             return CallUpdate(ref, "denied", f"Denied: the user did not allow this call; it was not run.{why}", True,
                               key=key)
-        await asyncio.to_thread(self.approvals.remember, tool, answer, self.conversation)
+        unsaved = await asyncio.to_thread(self.approvals.remember, tool, answer, self.conversation)
+        if unsaved is not None:  # an "always" the config could not keep: stated, and the call goes on
+            self._emit(CallUpdate(ref, "waiting", key=key, note=unsaved))
         return None
 
 
