@@ -324,3 +324,66 @@ def test_always_writes_a_symlinked_config_through_its_link(tmp_path: Path) -> No
     text = target.read_text()
     assert text.startswith("# kept in my dotfiles repo\n") and 'allow = [\n    "create_ticket"' in text
     assert sorted(p.name for p in tmp_path.iterdir()) == ["config.toml", "dotfiles"]  # no stray temp file
+
+
+# -- item 4: the same side effect twice in a conversation asks first -----------------------------------------
+
+
+def test_a_side_effect_that_already_ran_asks_whatever_allows_it_and_deny_still_wins() -> None:
+    side_effect, read = _tool("create_ticket", None), _tool("search_orders", None)
+    read.read_only = True
+    assert Approvals(allow=["create_ticket"]).decide(side_effect, ran_before=True) == "ask"
+    assert Approvals(allow=["*"]).decide(_tool("create_ticket", "never"), ran_before=True) == "ask"
+    assert Approvals(deny=["create_*"], allow=["*"]).decide(side_effect, ran_before=True) == "deny"
+    nobody = Approvals(allow=["create_ticket"], interactive=False)
+    assert nobody.decide(side_effect, ran_before=True) == "ask"  # the config's allow is not an answer to "again?"
+    answered = Approvals(interactive=False, approve=["create_ticket"])
+    assert answered.decide(side_effect, ran_before=True) == "run"  # ask --approve is the answer, given in advance
+    assert Approvals().decide(read, ran_before=True) == "run"  # a read repeated is no second side effect
+
+
+def test_ask_repeating_a_side_effect_in_the_next_turn_asks_first(demo_config: Path) -> None:
+    with demo_config.open("a") as handle:
+        handle.write('\n[approval]\nallow = ["create_ticket"]\n')
+    code, out, err = ask(PROMPT, "demo", as_json=True)
+    assert code == 0, err
+    conversation = json.loads(out)["conversation"]
+    assert [e["state"] for e in ticket_claims()] == ["ran"]
+    code, out, err = ask(PROMPT, "demo", conversation=conversation, as_json=True)  # the model asks for it again
+    assert code == 1 and "Traceback" not in err, err
+    document = json.loads(out)
+    assert "create_ticket needs approval" in document["message"]
+    again = [b for t in document["turns"] for b in t["blocks"] if b.get("name") == "create_ticket"]
+    assert [b["state"] for b in again] == ["needs approval"]
+    assert "T-" in again[0]["already_ran"] and "it already ran in this conversation" in again[0]["result"]
+    assert [e["state"] for e in ticket_claims()] == ["ran"]  # not run a second time
+    code, out, err = ask(PROMPT, "demo", conversation=conversation, approve="create_ticket")
+    assert code == 0 and "Traceback" not in err, err
+    assert "⚙ create_ticket · ran" in out
+    assert stored_calls(conversation)[0] == ("search_orders", "ran")  # nothing saved earlier was lost
+
+
+async def test_the_tui_asks_before_repeating_a_side_effect_that_already_ran(home: Path) -> None:
+    (home / "config.toml").write_text('[approval]\nallow = ["create_ticket"]\n')
+    app = app_for()
+    async with app.run_test(size=SIZE) as pilot:
+        from widgets.prompt_input import PromptInput
+
+        for _ in range(2):
+            app.screen.query_one(PromptInput).text = PROMPT
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: not app.session.busy or any(
+                c.block.state == "awaiting approval" for c in app.screen.query(ToolCard)), "the exchange")
+        cards = [c for c in app.screen.query(ToolCard) if c.block.name == "create_ticket"]
+        assert [c.block.state for c in cards] == ["ran", "awaiting approval"]  # the first ran unasked (allowed)
+        second = cards[1]
+        await wait_for(pilot, lambda: app.focused is second.approval, "the approval keys")
+        warning = str(second._other_branch.render())  # type: ignore[attr-defined]
+        assert warning.startswith("⚠ already ran: ") and "T-" in warning
+        assert [e["state"] for e in ticket_claims()] == ["ran"]
+        await pilot.press("y")
+        await wait_for(pilot, lambda: second.block.state == "ran", "the answered call to run")
+        await wait_for(pilot, lambda: not app.session.busy, "the exchange to end")
+        await quiet(pilot)
+        assert "Traceback" not in " ".join(screen_lines(app))
+    assert [e["state"] for e in ticket_claims()] == ["ran", "ran"]

@@ -129,6 +129,7 @@ class TurnFeed:
         call.reused = call.reused or update.reused
         call.key = update.key or call.key
         call.other_branch = update.other_branch or call.other_branch
+        call.already_ran = update.already_ran or call.already_ran
         if update.note is not None:
             self.emit(Notice(record.index, update.note))
         self.emit(CallState(record.index, index, call.state))

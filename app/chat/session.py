@@ -331,7 +331,7 @@ class ChatSession:
                                            max_concurrent=self.max_concurrent_tools,
                                            branch=self.branch, lineage=self.lineage())
         self._dispatcher = dispatcher
-        dispatcher.approvals = self.approvals
+        dispatcher.approvals, dispatcher.path = self.approvals, (self.key_conversation, frozenset(self.path_turns))
         build = REQUEST_BUILDERS[self.endpoint.dialect]
         path, body = build(self.endpoint.model, self.history, tools, self.system)
         if not self.request_usage:

@@ -4,6 +4,10 @@ The dispatcher asks this before it claims a side-effecting call; a widget
 never decides (DESIGN.md "Call states"). The rules, in order:
 
 1. a ``[approval].deny`` pattern that matches → ``deny`` (deny beats every allow);
+1b. a side effect whose tool and canonical arguments already ran (earlier on
+   this conversation's path, or on another branch: ``ran_before``) → ask,
+   whatever allows the tool; only ``--approve`` covering the tool runs it
+   (the user's answer given in advance);
 2. the tool's ``approval = "never"`` → run; ``"always-ask"`` → ask every time
    (only ``--approve`` naming it exactly on the command line runs it without
    asking: a pattern such as ``*`` or ``wire_*`` does not, no more than ``all``);
@@ -80,22 +84,33 @@ class Approvals:
         # the config's own allow list, shared by every session of the process: "always" adds to it
         return cls(config.allow, config.deny, write_always, interactive, words)
 
-    def decide(self, tool: Tool) -> Decision:
+    def decide(self, tool: Tool, ran_before: bool = False) -> Decision:
+        """The one decision, for every path (see the module docstring).
+        ``ran_before``: this call's tool and canonical arguments already ran in
+        the conversation (on its path or another branch) — a second side effect."""
         name = tool.name
         if _matches(self.deny, name):
             return "deny"
+        if ran_before and not tool.read_only:
+            return "run" if self._approved(tool) else "ask"
         if tool.approval == "never":
             return "run"
         if tool.approval == "always-ask":
             return "run" if name in self.approve else "ask"  # named exactly: no pattern stands for it
-        named = _matches([w for w in self.approve if w not in ("all", "read-only")], name)
-        if named or "all" in self.approve or (tool.read_only and "read-only" in self.approve):
+        if self._approved(tool):
             return "run"
         if _matches(self.allow, name) or name in self.conversation:
             return "run"
         if tool.approval == "ask":
             return "ask"
         return "run" if tool.read_only else "ask"
+
+    def _approved(self, tool: Tool) -> bool:
+        """``--approve`` covers the tool (an always-ask tool only by its exact name)."""
+        if tool.approval == "always-ask":
+            return tool.name in self.approve
+        named = _matches([w for w in self.approve if w not in ("all", "read-only")], tool.name)
+        return named or "all" in self.approve or (tool.read_only and "read-only" in self.approve)
 
     def offers_always(self, tool: Tool) -> bool:
         """"Always" is not offered for a tool the config says to ask about every time."""
