@@ -299,10 +299,13 @@ def test_a_side_effect_that_ran_on_another_branch_is_not_run_again_when_denied(h
 
 
 def test_the_same_call_on_the_same_branch_is_not_another_branch(home: Path, tmp_path: Path) -> None:
-    """Asking twice in one line of conversation is two decisions on one path:
-    nothing is stated, nothing reused across turns."""
+    """Asking twice in one line of conversation is not another branch: nothing
+    is reused across turns — but the second side effect asks first, stating
+    that it already ran (one rule, whatever the config allows; issue 24 item 4)."""
     runtime = open_runtime(config=config(tmp_path))
     session = runtime.session()
+    asked: list[ToolCallBlock] = []
+    answer_with(session, asked, "once")
 
     async def go() -> None:
         await session.send(ADA)
@@ -313,6 +316,7 @@ def test_the_same_call_on_the_same_branch_is_not_another_branch(home: Path, tmp_
     stored = runtime.store.load(session.conversation)
     assert stored is not None
     assert all(c.other_branch is None for c in calls(stored.items)) and runs_of(tmp_path) == 2
+    assert [c.name for c in asked] == ["create_ticket"] and "T-10001" in (asked[0].already_ran or "")
     runtime.close()
 
 

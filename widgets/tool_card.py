@@ -251,6 +251,8 @@ class ToolCard(Vertical):
     def _other_branch_content(self) -> Content:
         """The same call on another branch of the conversation (the dispatcher found it in the ledger)."""
         block = self.block
+        if block.already_ran is not None and not block.reused:  # earlier on this path: a second side effect
+            return Content("⚠ already ran: " + inert(result_line(block.already_ran, self.result_spec, 200)))
         if block.other_branch is None:
             return Content("")
         if block.reused:

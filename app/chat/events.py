@@ -23,6 +23,7 @@ __all__ = [
     "TurnSettled",
     "ExchangeDone",
     "ConversationMoved",
+    "Notice",
 ]
 
 
@@ -116,5 +117,15 @@ class ConversationMoved:
     message: str
 
 
+@dataclass(slots=True)
+class Notice:
+    """A line about ``turn`` that is neither a failed attempt nor its ending
+    note (an "always" answer the config could not keep): shown in the
+    conversation and stored with the turn."""
+
+    turn: int
+    message: str
+
+
 ChatEvent = (ConversationMoved | UserSent | AttemptStarted | BlockOpened | BlockGrew | CallState | AttemptFailed
-             | TurnSettled | ExchangeDone)
+             | TurnSettled | ExchangeDone | Notice)

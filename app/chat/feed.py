@@ -6,7 +6,9 @@ each change. One ``TurnFeed`` per turn the session runs or resumes.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from typing import Any
 
 from ..stream import (
     Block,
@@ -18,9 +20,9 @@ from ..stream import (
     Update,
 )
 from ..tools.dispatcher import CallUpdate, Dispatcher
-from ..tools.finalise import NotRun, Rejected, Valid, finalise
+from ..tools.finalise import NotRun, Rejected, Valid, Verdict, finalise, refinalise
 from ..tools.registry import Registry
-from .events import BlockGrew, BlockOpened, CallState, ChatEvent
+from .events import BlockGrew, BlockOpened, CallState, ChatEvent, Notice
 from .forming import FormingWatch
 from .turns import LiveTurn
 
@@ -80,20 +82,32 @@ class TurnFeed:
                 assert isinstance(call, ToolCallBlock)
                 if call.provider_executed:
                     continue
-                verdict = finalise(call, self.registry, self.offered)
-                if isinstance(verdict, Valid):
-                    dispatcher.submit((attempt, update.index), call.name, verdict.arguments)
-                elif isinstance(verdict, Rejected):
-                    call.state, call.result, call.summary = "rejected", verdict.message, verdict.display
-                    self.emit(CallState(record.index, update.index, call.state))
-                elif isinstance(verdict, NotRun):
-                    call.stop(verdict.reason)
-                    self.emit(CallState(record.index, update.index, call.state))
+                self.judge(update.index, call, finalise(call, self.registry, self.offered),
+                           functools.partial(dispatcher.submit, (attempt, update.index), call.name))
             elif isinstance(update, TurnClosed):
                 for i, block in enumerate(blocks):
                     if isinstance(block, ToolCallBlock) and block.state == "preparing" and not block.provider_executed:
                         block.stop(block.problem or "the turn ended before it completed")
                         self.emit(CallState(record.index, i, block.state))
+
+    def judge(self, index: int, call: ToolCallBlock, verdict: Verdict, run: Callable[[dict[str, Any]], object]) -> None:
+        """The finaliser's verdict on the call at ``index``: a valid one goes to ``run``; the rest take their state."""
+        if isinstance(verdict, Valid):
+            run(verdict.arguments)
+            return
+        if isinstance(verdict, Rejected):
+            call.state, call.result, call.summary = "rejected", verdict.message, verdict.display
+        elif isinstance(verdict, NotRun):
+            call.stop(verdict.reason)
+        self.emit(CallState(self.record.index, index, call.state))
+
+    def resume(self, index: int, call: ToolCallBlock, dispatcher: Dispatcher) -> None:
+        """A stored call answered after a reopen: the whole gate again (``refinalise``: final, strict parse,
+        schema, offered now), then the approval and the ledger under its stored key."""
+        key = call.key
+        assert key is not None
+        self.judge(index, call, refinalise(call, self.registry, self.offered),
+                   lambda arguments: dispatcher.resume((self.record.attempts, index), call.name, arguments, key))
 
     def report(self, update: CallUpdate) -> None:
         """The dispatcher's report on one of the turn's calls."""
@@ -115,9 +129,12 @@ class TurnFeed:
         call.reused = call.reused or update.reused
         call.key = update.key or call.key
         call.other_branch = update.other_branch or call.other_branch
+        call.already_ran = update.already_ran or call.already_ran
+        if update.note is not None:
+            self.emit(Notice(record.index, update.note))
         self.emit(CallState(record.index, index, call.state))
 
     def resumed(self, update: CallUpdate) -> None:
         """The dispatcher's report on a stored call answered after a reopen (queueing it is no news)."""
-        if update.state != "waiting":
+        if update.state != "waiting" or update.note is not None:
             self.report(update)

@@ -331,7 +331,7 @@ class ChatSession:
                                            max_concurrent=self.max_concurrent_tools,
                                            branch=self.branch, lineage=self.lineage())
         self._dispatcher = dispatcher
-        dispatcher.approvals = self.approvals
+        dispatcher.approvals, dispatcher.path = self.approvals, (self.key_conversation, frozenset(self.path_turns))
         build = REQUEST_BUILDERS[self.endpoint.dialect]
         path, body = build(self.endpoint.model, self.history, tools, self.system)
         if not self.request_usage:
@@ -463,10 +463,9 @@ class ChatSession:
         return self.stored.pending_approvals()
 
     async def resume_pending(self, answers: dict[str, Any]) -> bool:
-        """Answer stored pending approvals (key → Answer; a pending call not in
-        ``answers`` is decided by the rules, asking nobody). Each runs under its
-        stored key, so the ledger keeps it to once; the history is rebuilt so
-        the next request carries the results. True if none is left pending."""
+        """Answer stored pending approvals (key → Answer; one not in ``answers`` is decided by the rules, asking
+        nobody). Each passes the whole gate again, then runs under its stored key, so the ledger keeps it to
+        once; the history is rebuilt so the next request carries the results. True if none is left pending."""
         from ..store import StoredTurn, history_of  # the store is read only here: not on the loop's import path
 
         pending = self.pending_approvals()
@@ -476,18 +475,19 @@ class ChatSession:
         last = self.stored.items[-1]
         assert isinstance(last, StoredTurn)
         record = LiveTurn(last.turn, last.attempts, last.blocks)
-        feed = TurnFeed(record, self._emit, self.registry, frozenset(), self._forming, self.warming)
         self.turns.append(record)
         self.busy = True
         try:
+            if self.offer_tools:
+                await self.registry.settled()  # MCP servers still starting: their tools, or their failure
+            offered = frozenset(spec.name for spec in self.registry.specs()) if self.offer_tools else frozenset()
+            feed = TurnFeed(record, self._emit, self.registry, offered, self._forming, self.warming)
             dispatcher = self.dispatcher_class(self.registry, self.ledger, self.conversation, last.turn,
                                                feed.resumed, self.clock)
             dispatcher.approvals = self.approvals
             dispatcher.preapproved.update(answers)
-            for call in pending:
-                index = record.blocks.index(call)
-                assert call.key is not None
-                dispatcher.resume((record.attempts, index), call.name, call.arguments or {}, call.key)
+            for call in pending:  # the whole gate again (a stored call is taken on trust nowhere), then its key
+                feed.resume(record.blocks.index(call), call, dispatcher)
             await dispatcher.wait()
         finally:
             self.busy = False

@@ -21,6 +21,7 @@ from .events import (
     CallState,
     ChatEvent,
     ExchangeDone,
+    Notice,
     TurnSettled,
 )
 from .place import Resync
@@ -115,7 +116,7 @@ class TranscriptWriter:
         elif isinstance(event, CallState):
             if event.state != "waiting":  # "waiting" reopens as "not run" either way: skip rewriting a big buffer
                 self._put(event.turn, event.index)
-        elif isinstance(event, AttemptFailed):
+        elif isinstance(event, AttemptFailed | Notice):  # a turn's notes, shown again on a reopen
             seq = self._seq.get(event.turn)
             if seq is not None:
                 self.store.add_failure(conv, seq, event.message)

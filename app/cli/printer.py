@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
-from ..chat.events import AttemptFailed, BlockGrew, BlockOpened, CallState, ChatEvent, TurnSettled
+from ..chat.events import AttemptFailed, BlockGrew, BlockOpened, CallState, ChatEvent, Notice, TurnSettled
 from ..stream import TERMINAL_STATES, ToolCallBlock
 from ..stream.inert import inert
 from ..stream.preview import result_line, shown_result, visible_fields
@@ -100,6 +100,9 @@ class Printer:
                 self._write(call_line(self.session.registry, call) + "\n")
         elif isinstance(event, AttemptFailed):
             self._prose.clear()  # the retry's prose replaces the failed attempt's
+            self._newline()
+            print(inert(f"  ! {event.message}"), file=self.err, flush=True)
+        elif isinstance(event, Notice):
             self._newline()
             print(inert(f"  ! {event.message}"), file=self.err, flush=True)
         elif isinstance(event, TurnSettled):

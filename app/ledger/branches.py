@@ -16,7 +16,7 @@ from typing import Any
 from .keys import canonical_json
 from .protocol import Ledger
 
-__all__ = ["ran_elsewhere", "Lineage"]
+__all__ = ["ran_elsewhere", "ran_on_path", "Lineage"]
 
 #: (the conversation as keys name it, the turn indices on the path being
 #: continued): the conversation itself first, then those it was forked from.
@@ -38,5 +38,21 @@ def ran_elsewhere(ledger: Ledger, lineage: Lineage, tool: str, arguments: dict[s
     for conversation, ours in lineage:
         for entry in ledger.entries(conversation):
             if entry["tool"] == tool and entry["turn"] not in ours and _same_arguments(entry["arguments"], wanted):
+                found.append(entry)
+    return sorted(found, key=lambda e: e["claimed_at"] or 0.0)
+
+
+def ran_on_path(ledger: Ledger, lineage: Lineage, tool: str, arguments: dict[str, Any],
+                this_turn: tuple[str, int]) -> list[dict[str, Any]]:
+    """Entries (oldest claim first) for this call in a turn ON the path being
+    continued (an earlier turn of this line of conversation, or one a fork
+    copied), other than ``this_turn`` (conversation, turn) itself — where the
+    key, not this, keeps a retried call to once."""
+    wanted = canonical_json(arguments)
+    found: list[dict[str, Any]] = []
+    for conversation, ours in lineage:
+        for entry in ledger.entries(conversation):
+            if (entry["tool"] == tool and entry["turn"] in ours and (conversation, entry["turn"]) != this_turn
+                    and _same_arguments(entry["arguments"], wanted)):
                 found.append(entry)
     return sorted(found, key=lambda e: e["claimed_at"] or 0.0)

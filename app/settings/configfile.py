@@ -16,24 +16,43 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["edit_config", "allow_always"]
+__all__ = ["ConfigFileError", "edit_config", "allow_always"]
+
+
+class ConfigFileError(ValueError):
+    """The config file could not be changed; the message says why, naming it (the file is left as it was)."""
 
 
 def edit_config(path: Path, change: Callable[[Any], None]) -> None:
     """Load ``path`` (or start an empty document), apply ``change`` to the
-    tomlkit document, and write it back atomically, user-only (0600)."""
+    tomlkit document, and write it back atomically, user-only (0600). A
+    config that is a symlink is written through the link (the file it points
+    to changes, the link stays); a file that is not valid TOML (mid-edit) is
+    left as it is: ``ConfigFileError``."""
     import tomlkit
+    from tomlkit.exceptions import TOMLKitError
 
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    document = tomlkit.parse(text)
+    target = Path(os.path.realpath(path))
+    text = target.read_text(encoding="utf-8") if target.exists() else ""
+    try:
+        document = tomlkit.parse(text)
+    except TOMLKitError as exc:
+        import tomllib
+
+        try:  # tomllib words most faults better ("unclosed array" where tomlkit names a NUL at line 1)
+            tomllib.loads(text)
+            why = str(exc)
+        except tomllib.TOMLDecodeError as decoded:
+            why = str(decoded)
+        raise ConfigFileError(f"{path} is not valid TOML ({why}), so it was left as it is") from None
     change(document)
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".config-", suffix=".toml")
+    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=".config-", suffix=".toml")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(tomlkit.dumps(document))
         os.chmod(temp, 0o600)
-        os.replace(temp, path)
+        os.replace(temp, target)
     except BaseException:
         if os.path.exists(temp):
             os.unlink(temp)

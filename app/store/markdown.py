@@ -42,7 +42,9 @@ def markdown_of(conversation: StoredTree, display: Display) -> str:
                 if block.result:
                     spec = result_spec if block.state == "ran" else []
                     lines.append(f"  - → {result_line(shown_result(block), spec, 300)}")
-                if block.other_branch is not None:
+                if block.already_ran is not None:
+                    lines.append(f"  - ⚠ already ran: {result_line(block.already_ran, result_spec, 200)}")
+                elif block.other_branch is not None:
                     lines.append("  - ↺ reused from another branch" if block.reused else
                                  f"  - ⚠ ran on another branch: {result_line(block.other_branch, result_spec, 200)}")
                 lines.append("")

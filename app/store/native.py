@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..rules.ids import InvalidId, check_id
 from ..rules.titles import TITLE_LIMIT, clean_title
-from ..stream.blocks import block_from_record, block_record
+from ..stream.blocks import PENDING_APPROVAL, ToolCallBlock, block_from_record, block_record
 from ..stream.limits import TooDeep, check_depth, full_text, one_line
 from ..stream.usage import Usage
 from .tree import StoredEntry, StoredTree, StoredTurn, StoredUser
@@ -178,10 +178,33 @@ def _entry_of(item: dict[str, Any], seq: int, parent: int | None, branch: str, w
     if usage is not None and not isinstance(usage, dict):
         raise ImportError_(f"the transcript is damaged: {where}.usage must be an object of token counts")
     model = item.get("model")
-    return StoredTurn(seq, turn, blocks, attempts, item.get("outcome"), item.get("stop_reason"), item.get("error"),
-                      item.get("cause"), item.get("note"), list(failures), parent=parent, branch=branch,
-                      usage=Usage.from_dict(usage), model=one_line(model, 120) if model else None,
-                      detail=full_text(item.get("detail")))
+    return _never_pending(StoredTurn(
+        seq, turn, blocks, attempts, item.get("outcome"), item.get("stop_reason"), item.get("error"),
+        item.get("cause"), item.get("note"), list(failures), parent=parent, branch=branch,
+        usage=Usage.from_dict(usage), model=one_line(model, 120) if model else None,
+        detail=full_text(item.get("detail"))))
+
+
+#: Why a call a file holds waiting for an approval did not run (its card and its result say so).
+IMPORTED_PENDING = "it was waiting for approval in the imported file, and callstream never runs a call from a file"
+
+
+def _never_pending(turn: StoredTurn) -> StoredTurn:
+    """A call the file holds in ``needs approval`` / ``awaiting approval`` is
+    ``not run``, whatever key and arguments the file gives it: an import is
+    never dispatched, so nothing is left for a reopen or ``--approve`` to
+    answer (as the foreign readers in ``interchange`` do). The turn's note
+    tells the model."""
+    names = []
+    for block in turn.blocks:
+        if isinstance(block, ToolCallBlock) and block.state in PENDING_APPROVAL:
+            block.stop(IMPORTED_PENDING)
+            names.append(block.name or "a call")
+    if names and (turn.note is None or turn.note.startswith("Waiting for approval")):
+        listed = ", ".join(dict.fromkeys(names))
+        turn.note = (f"Imported: {listed} waited for approval in the file; callstream does not run a call from a "
+                     f"file, so {'it' if len(names) == 1 else 'they'} did not run.")
+    return turn
 
 
 def _title(value: Any) -> str:

@@ -165,6 +165,9 @@ class ToolCallBlock:
     #: another branch of the conversation, as the dispatcher found it in the
     #: ledger: a side effect says so on its card; a read-only call reused it.
     other_branch: str | None = None
+    #: The result of the same side effect (tool and arguments) that already ran
+    #: earlier on this conversation's path: the card says so, and it asks first.
+    already_ran: str | None = None
     #: The live forming decode (a ``FormingPreview``), kept by the chat loop so
     #: the card reads the same one instead of decoding the buffer a second time.
     preview: Any = None
@@ -232,6 +235,8 @@ class ToolCallBlock:
             out["reused"] = True
         if self.other_branch is not None:
             out["other_branch"] = self.other_branch
+        if self.already_ran is not None:
+            out["already_ran"] = self.already_ran
         if self.key is not None:
             out["key"] = self.key
         if self.announced_at is not None and (self.timings or self.ended_at is not None):
@@ -367,6 +372,7 @@ def block_from_record(record: dict[str, Any]) -> Block:
         summary=_text(record.get("summary")),
         key=_text(record.get("key")),
         other_branch=_text(record.get("other_branch")),
+        already_ran=_text(record.get("already_ran")),
         timings={str(k): t for k, v in (timings.items() if isinstance(timings, dict) else ())
                  if (t := _time(v)) is not None},
     )

@@ -4,8 +4,13 @@ The dispatcher asks this before it claims a side-effecting call; a widget
 never decides (DESIGN.md "Call states"). The rules, in order:
 
 1. a ``[approval].deny`` pattern that matches → ``deny`` (deny beats every allow);
+1b. a side effect whose tool and canonical arguments already ran (earlier on
+   this conversation's path, or on another branch: ``ran_before``) → ask,
+   whatever allows the tool; only ``--approve`` covering the tool runs it
+   (the user's answer given in advance);
 2. the tool's ``approval = "never"`` → run; ``"always-ask"`` → ask every time
-   (only ``--approve`` naming it on the command line runs it without asking);
+   (only ``--approve`` naming it exactly on the command line runs it without
+   asking: a pattern such as ``*`` or ``wire_*`` does not, no more than ``all``);
 3. ``--approve all | read-only | TOOL,...`` (``ask``), an "always" answer
    (``[approval].allow``; kept beyond this run by ``write_always``, which the
    runtime wires to the config file), or "for this conversation" → run;
@@ -17,6 +22,10 @@ Patterns are tool names with ``*`` (``git__*`` is every tool of one server).
 Without anyone to ask (``callstream ask``) an ``ask`` fails closed: the call
 ends ``needs approval`` and is stored that way, so a later
 ``ask --conversation ID --approve TOOL`` or ``callstream open ID`` can answer it.
+
+Every path to ``running`` asks ``decide`` — a live call, a retry, a stored
+pending approval answered after a reopen (the user's answer never outranks
+a deny rule written since).
 
 Nothing here reads or writes a file: deciding is pure, and keeping an
 "always" is the injected ``write_always``'s business.
@@ -75,16 +84,20 @@ class Approvals:
         # the config's own allow list, shared by every session of the process: "always" adds to it
         return cls(config.allow, config.deny, write_always, interactive, words)
 
-    def decide(self, tool: Tool) -> Decision:
+    def decide(self, tool: Tool, ran_before: bool = False) -> Decision:
+        """The one decision, for every path (see the module docstring).
+        ``ran_before``: this call's tool and canonical arguments already ran in
+        the conversation (on its path or another branch) — a second side effect."""
         name = tool.name
         if _matches(self.deny, name):
             return "deny"
+        if ran_before and not tool.read_only:
+            return "run" if self._approved(tool) else "ask"
         if tool.approval == "never":
             return "run"
-        named = _matches([w for w in self.approve if w not in ("all", "read-only")], name)
         if tool.approval == "always-ask":
-            return "run" if named else "ask"
-        if named or "all" in self.approve or (tool.read_only and "read-only" in self.approve):
+            return "run" if name in self.approve else "ask"  # named exactly: no pattern stands for it
+        if self._approved(tool):
             return "run"
         if _matches(self.allow, name) or name in self.conversation:
             return "run"
@@ -92,12 +105,22 @@ class Approvals:
             return "ask"
         return "run" if tool.read_only else "ask"
 
+    def _approved(self, tool: Tool) -> bool:
+        """``--approve`` covers the tool (an always-ask tool only by its exact name)."""
+        if tool.approval == "always-ask":
+            return tool.name in self.approve
+        named = _matches([w for w in self.approve if w not in ("all", "read-only")], tool.name)
+        return named or "all" in self.approve or (tool.read_only and "read-only" in self.approve)
+
     def offers_always(self, tool: Tool) -> bool:
         """"Always" is not offered for a tool the config says to ask about every time."""
         return tool.approval != "always-ask"
 
-    def remember(self, tool: Tool, answer: Answer, conversation: str) -> None:
-        """Keep what a "this conversation" or "always" answer allows."""
+    def remember(self, tool: Tool, answer: Answer, conversation: str) -> str | None:
+        """Keep what a "this conversation" or "always" answer allows. Returns
+        the sentence to state when an "always" could not be written to the
+        config (invalid TOML mid-edit, a read-only file): the answer stands
+        all the same — the call goes ahead, allowed until callstream exits."""
         if answer.choice == "conversation":
             self.conversation.add(tool.name)
         elif answer.choice == "always" and self.offers_always(tool):
@@ -105,4 +128,10 @@ class Approvals:
             if tool.name not in self.allow:
                 self.allow.append(tool.name)
                 if self.write_always is not None:
-                    self.write_always(tool.name, conversation)
+                    try:
+                        self.write_always(tool.name, conversation)
+                    except Exception as exc:  # whatever the write met, the user's answer is not lost with it
+                        why = str(exc).rstrip(".") or type(exc).__name__
+                        return (f"\"Always\" for {tool.name} was not saved to the config: {why}. This call goes "
+                                f"ahead on your answer, and {tool.name} is allowed until callstream exits.")
+        return None

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..ledger import Claim, Ledger, LedgerUnavailable, canonical_digest, idempotency_key
-from ..ledger.branches import Lineage, ran_elsewhere
+from ..ledger.branches import Lineage, ran_elsewhere, ran_on_path
 from ..rules.words import CANCELLED_UNKNOWN, UNKNOWN_ADVICE, UNKNOWN_OUTCOME
 from ..stream.blocks import not_run_words
 from .approvals import Answer
@@ -103,6 +103,10 @@ class CallUpdate:
     other_branch: str | None = None
     #: Why the call did not run (``not run``, ``needs approval``); ``result`` words it.
     not_run: str | None = None
+    #: The result of the same side effect earlier on this conversation's path (it asks first).
+    already_ran: str | None = None
+    #: A line for the conversation about this call (an "always" answer the config could not keep).
+    note: str | None = None
 
 
 class Dispatcher:
@@ -118,6 +122,9 @@ class Dispatcher:
         #: (conversation, turns on the path being continued), this one first,
         #: then those it was forked from: what "another branch" is measured against.
         self.lineage = list(lineage)
+        #: (conversation, turns on the path): where "already ran in this conversation" is looked for
+        #: when there is no lineage (one line of conversation); None: not looked for (a resume, replay).
+        self.path: tuple[str, frozenset[int]] | None = None
         self.on_update = on_update
         self.clock = clock
         self._occurrences: dict[str, int] = {}
@@ -255,9 +262,10 @@ class Dispatcher:
             return CallUpdate(ref, "not run", NOT_STARTED, True, key=key)
         other_branch = await self._ran_elsewhere(name, arguments, tool.read_only)
         if self.approvals is not None:
-            # a side effect that already happened on another branch asks again, whatever rule allows the tool
+            # a side effect that already happened (on this path or another branch) asks again, whatever allows it
             again = other_branch if not tool.read_only else None
-            refused = await self._approval(ref, tool, key, again)
+            earlier = None if tool.read_only else await self._ran_on_path(name, arguments)
+            refused = await self._approval(ref, tool, key, again, earlier)
             if refused is not None:
                 return refused
         return tool, other_branch
@@ -344,7 +352,21 @@ class Dispatcher:
                 return str(row["result"]) if row["result"] is not None else "outcome unknown"
         return None
 
-    async def _approval(self, ref: Any, tool: Tool, key: str, ran_elsewhere: str | None = None) -> CallUpdate | None:
+    async def _ran_on_path(self, name: str, arguments: dict[str, Any]) -> str | None:
+        """The result of this side effect in an earlier turn on the path being
+        continued (any claim that may have acted), if it ran there."""
+        lineage = self.lineage or ([self.path] if self.path is not None else [])
+        if not lineage:
+            return None
+        rows = await asyncio.to_thread(ran_on_path, self.ledger, lineage, name, arguments,
+                                       (self.conversation, self.turn))
+        for row in rows:
+            if row["state"] in ("ran", "unknown", "claimed"):
+                return str(row["result"]) if row["result"] is not None else "outcome unknown"
+        return None
+
+    async def _approval(self, ref: Any, tool: Tool, key: str, ran_elsewhere: str | None = None,
+                        already_ran: str | None = None) -> CallUpdate | None:
         """The ``awaiting approval`` state: None lets the call go on to its claim.
         ``ran_elsewhere`` (a side effect's result on another branch) turns an
         allow rule's "run" into a question when someone can be asked: running
@@ -357,22 +379,26 @@ class Dispatcher:
             entry = None  # the claim after the answer says what the ledger can
         if entry is not None and entry["state"] in ("ran", "failed", "unknown"):
             return None  # already recorded: the claim returns the stored outcome, nothing runs
+        # the rules first, on every path: an answer given before the call came (a stored pending approval
+        # answered after a reopen) never outranks a deny rule, even one written after it was stored
+        decision = self.approvals.decide(tool, ran_before=ran_elsewhere is not None or already_ran is not None)
+        if decision == "deny":
+            self.preapproved.pop(key, None)
+            return CallUpdate(ref, "denied", "Denied: a rule in the config ([approval] deny) does not allow "
+                                             f"{tool.name}. It was not run.", True, key=key)
         answer = self.preapproved.pop(key, None)
         if answer is None:
-            decision = self.approvals.decide(tool)
-            if decision == "run" and ran_elsewhere is not None and self.approvals.interactive:
-                decision = "ask"
             if decision == "run":
                 return None
-            if decision == "deny":
-                return CallUpdate(ref, "denied", "Denied: a rule in the config ([approval] deny) does not allow "
-                                                 f"{tool.name}. It was not run.", True, key=key)
             if not self.approvals.interactive:
-                reason = f"{tool.name} needs approval (nobody could be asked; --approve {tool.name} allows it)"
-                return CallUpdate(ref, "needs approval", not_run_words(reason), True, key=key, not_run=reason)
+                again = "; it already ran in this conversation" if ran_elsewhere or already_ran else ""
+                reason = f"{tool.name} needs approval (nobody could be asked{again}; --approve {tool.name} allows it)"
+                return CallUpdate(ref, "needs approval", not_run_words(reason), True, key=key, not_run=reason,
+                                  other_branch=ran_elsewhere, already_ran=already_ran)
             future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
             self._answers[key] = future
-            self._emit(CallUpdate(ref, "awaiting approval", key=key, other_branch=ran_elsewhere))
+            self._emit(CallUpdate(ref, "awaiting approval", key=key, other_branch=ran_elsewhere,
+                                  already_ran=already_ran))
             try:
                 answer = await future
             finally:
@@ -381,7 +407,9 @@ class Dispatcher:
             why = f" Their reason: {answer.reason}" if answer.reason else ""
             return CallUpdate(ref, "denied", f"Denied: the user did not allow this call; it was not run.{why}", True,
                               key=key)
-        await asyncio.to_thread(self.approvals.remember, tool, answer, self.conversation)
+        unsaved = await asyncio.to_thread(self.approvals.remember, tool, answer, self.conversation)
+        if unsaved is not None:  # an "always" the config could not keep: stated, and the call goes on
+            self._emit(CallUpdate(ref, "waiting", key=key, note=unsaved))
         return None
 
 

@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..stream import ToolCallBlock
+from ..stream.strictjson import StrictJSONError, call_arguments
 from .registry import Registry
 
 if TYPE_CHECKING:  # jsonschema (~80 ms to import) is loaded by the first call that ends, not at start-up
     from jsonschema import Draft202012Validator  # type: ignore[import-untyped]  # no stubs installed
     from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
 
-__all__ = ["Valid", "Rejected", "NotRun", "Verdict", "finalise", "schema_problems"]
+__all__ = ["Valid", "Rejected", "NotRun", "Verdict", "finalise", "refinalise", "schema_problems"]
 
 
 @dataclass(slots=True)
@@ -127,3 +128,21 @@ def finalise(call: ToolCallBlock, registry: Registry, offered: frozenset[str] | 
                         f"Rejected: the arguments did not match the schema ({shown}). Nothing was run; the model "
                         "was told why.")
     return Valid(call.arguments)
+
+
+def refinalise(call: ToolCallBlock, registry: Registry, offered: frozenset[str] | None = None) -> Verdict:
+    """A stored call about to run after all (a pending approval answered after
+    a reopen) goes through the whole gate again, taking nothing stored on
+    trust: final; its own buffer strictly parsed (the stored arguments must be
+    that parse, so a card never showed other ones); then ``finalise``: offered,
+    a known tool, the schema. A call that never finished never runs with ``{}``."""
+    if not call.final or call.provider_executed:
+        return NotRun(call.problem or "the call never completed")
+    try:
+        arguments = call_arguments(call.arguments_raw)
+    except StrictJSONError as exc:
+        return NotRun(f"its stored arguments are not a valid JSON object ({exc})")
+    if call.arguments is not None and call.arguments != arguments:
+        return NotRun("its stored arguments differ from the ones the model sent")
+    call.arguments = arguments
+    return finalise(call, registry, offered)

@@ -71,6 +71,7 @@ class LiveView:
             CallState,
             ConversationMoved,
             ExchangeDone,
+            Notice,
             TurnSettled,
             UserSent,
         )
@@ -104,6 +105,8 @@ class LiveView:
             status.set_state("streaming…" if event.attempt == 1 else f"streaming (attempt {event.attempt})…")
         elif isinstance(event, AttemptFailed):
             transcript.add(NoteBlock(event.message))
+        elif isinstance(event, Notice):
+            transcript.note(event.message, "warning")
         elif isinstance(event, TurnSettled):
             transcript.turn_settled(event)
         elif isinstance(event, ExchangeDone):
