@@ -3,7 +3,9 @@ the ``--run-slow`` switch for exhaustive variants."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import io
 import os
 import subprocess
 from pathlib import Path
@@ -115,3 +117,13 @@ def file_bytes(path: Path) -> bytes:
     data = path.read_bytes()
     return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
 
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    """``callstream ARGV`` in this process: its exit code, what it printed and what it said on stderr."""
+    from app.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()

@@ -22,9 +22,13 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import os
+import socket
+import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +39,33 @@ META_KEY = "callstream/idempotency-key"
 PAGE = 100
 
 _OBJECT = {"type": "object", "properties": {}}
+
+
+@contextlib.contextmanager
+def serving_http(module: str) -> Iterator[str]:
+    """``python -m MODULE http PORT`` (this fixture, or another MCP test server) on a free loopback
+    port, until it listens; yields its Streamable HTTP URL and stops it after."""
+    from tests.conftest import ROOT  # the test side only: the server itself imports no pytest
+    from tests.waiting import wait_until_sync
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    process = subprocess.Popen([sys.executable, "-m", module, "http", str(port)], cwd=ROOT, stderr=subprocess.PIPE)
+
+    def listening() -> bool:
+        if process.poll() is not None:
+            assert process.stderr is not None
+            raise AssertionError(f"{module} exited: {process.stderr.read().decode()[-500:]}")
+        with socket.socket() as probe:
+            return probe.connect_ex(("127.0.0.1", port)) == 0
+
+    try:
+        wait_until_sync(listening, f"{module} to listen on 127.0.0.1:{port}", timeout=60)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(10)
 
 
 def _tools(extra: int) -> list[types.Tool]:

@@ -22,6 +22,7 @@ from app.store import Store
 from app.tools.approvals import Approvals
 from app.tools.base import Tool
 from app.tui.app import CallstreamApp, make_app
+from tests.test_approvals import ticket_claims
 from tests.waiting import quiet, screen_lines, wait_for
 from widgets.tool_card import ToolCard
 
@@ -53,14 +54,6 @@ def app_for(conversation: str | None = None) -> CallstreamApp:
 
 def ticket(app: CallstreamApp) -> ToolCard | None:
     return next((c for c in app.screen.query(ToolCard) if c.block.name == "create_ticket"), None)
-
-
-def ticket_claims() -> list[dict[str, Any]]:
-    ledger = SqliteLedger(data_dir() / "callstream.db")
-    try:
-        return [e for e in ledger.entries() if e["tool"] == "create_ticket"]
-    finally:
-        ledger.close()
 
 
 def stored_calls(conversation: str) -> list[tuple[str, str]]:

@@ -5,32 +5,22 @@ ledger URL in any form; ``mcp import`` warns about literal tokens."""
 from __future__ import annotations
 
 import base64
-import contextlib
-import io
 import json
 import socket
-import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from app.cli import main
 from tests import streamgen
-from tests.conftest import ROOT, file_bytes
+from tests.conftest import ROOT, file_bytes, run_cli
 from tests.faultserver import FaultServer, Reply
+from tests.mcp_fixture import serving_http
 
 ECHO = [sys.executable, "-m", "tests.mcp_echo"]
 
-
-def _run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 def _files_holding(root: Path, secret: str) -> list[Path]:
@@ -40,21 +30,8 @@ def _files_holding(root: Path, secret: str) -> list[Path]:
 
 @pytest.fixture
 def echo_http() -> Iterator[str]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen([*ECHO, "http", str(port)], cwd=ROOT, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
-                break
-            assert process.poll() is None and time.monotonic() < deadline, "the echo server did not start"
-            time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(10)
+    with serving_http("tests.mcp_echo") as url:
+        yield url
 
 
 def _calls(server: str) -> bytes:
@@ -113,7 +90,7 @@ def test_a_secret_a_config_names_and_a_server_echoes_lands_nowhere(
         for server in ("env", "web"):
             provider.replies.append(Reply(_calls(server)))
             provider.replies.append(Reply(streamgen.openai_chat([("text", "Done.")], finish="stop")))
-            code, out, err = _run("ask", "who am I?")
+            code, out, err = run_cli("ask", "who am I?")
             assert code == 0, err
             assert "Traceback" not in err
             assert f"⚙ {server}__whoami · ran\n    → you are token [redacted], which is expired" in out
@@ -123,22 +100,22 @@ def test_a_secret_a_config_names_and_a_server_echoes_lands_nowhere(
         sent = json.dumps([r["body"] for r in provider.requests])
     assert len(provider.requests) == 4
     assert sent.count("token [redacted]") >= 6  # the results the model was told, echo and all
-    code, out, err = _run("mcp", "list")
+    code, out, err = run_cli("mcp", "list")
     assert code == 1 and "expired: failed: " in out + err and "token [redacted] is expired" in out + err
     printed += [out, err]
-    code, out, err = _run("mcp", "list", "--json")
+    code, out, err = run_cli("mcp", "list", "--json")
     statuses = {s["name"]: s for s in json.loads(out)}
     assert statuses["expired"]["state"] == "failed" and "[redacted]" in statuses["expired"]["reason"]
     printed += [out, err]
 
-    code, listing, _ = _run("transcripts", "--json")
+    code, listing, _ = run_cli("transcripts", "--json")
     conversations = [row["id"] for row in json.loads(listing)]
     assert code == 0 and len(conversations) == 2  # both conversations kept, with every call
     for conversation in conversations:
-        code, out, err = _run("export", conversation, "--format", "json")
+        code, out, err = run_cli("export", conversation, "--format", "json")
         assert code == 0 and out.count("[redacted]") >= 3, err
         printed += [out, err]
-    code, out, err = _run("ledger", "--json")
+    code, out, err = run_cli("ledger", "--json")
     assert code == 0 and "[redacted]" in out
     printed += [out, err]
 
@@ -173,21 +150,21 @@ def _free_port() -> int:
 def test_a_password_in_a_ledger_url_is_refused_in_every_form_libpq_reads(home: Path, ledger: str) -> None:
     config = home / "config.toml"
     config.write_text(DEMO)
-    code, out, err = _run("ask", PROMPT, "--approve", "create_ticket")
+    code, out, err = run_cli("ask", PROMPT, "--approve", "create_ticket")
     assert code == 0, err
     config.write_text(f"ledger = {json.dumps(ledger)}\n" + DEMO)
     printed = []
     for argv in (["ledger"], ["ledger", "migrate"], ["ask", "hello"]):
-        code, out, err = _run(*argv)
+        code, out, err = run_cli(*argv)
         assert code == 2, (argv, out, err)
         assert "ledger holds a password" in err and "passwords do not go in the config file" in err
         assert "set PGPASSWORD (or use ~/.pgpass)" in err and "Traceback" not in err
         printed += [out, err]
     assert not any("hunter2" in text for text in printed)
     config.write_text(DEMO)  # the conversation saved before is all there
-    code, listing, _ = _run("transcripts", "--json")
+    code, listing, _ = run_cli("transcripts", "--json")
     assert code == 0 and len(json.loads(listing)) == 1
-    code, out, _ = _run("ledger", "--json")
+    code, out, _ = run_cli("ledger", "--json")
     assert code == 0 and [e["tool"] for e in json.loads(out)].count("create_ticket") == 1
 
 
@@ -197,36 +174,36 @@ def test_an_unreachable_ledger_never_quotes_the_password_its_url_carries(home: P
     database that cannot be reached must not put it in the "not run"
     results, the store, or anything printed, whichever form it took."""
     (home / "config.toml").write_text(DEMO)
-    code, _, err = _run("ask", PROMPT, "--approve", "create_ticket")
+    code, _, err = run_cli("ask", PROMPT, "--approve", "create_ticket")
     assert code == 0, err
     port = _free_port()
     where = f"postgresql://cs@127.0.0.1:{port}/cs"
     monkeypatch.setenv("CALLSTREAM_LEDGER_URL", f"postgresql://cs:user-info-pw@127.0.0.1:{port}/cs"
                                                 "?password=query-pw-xyz&sslmode=disable")
     printed = []
-    code, out, err = _run("ask", PROMPT, "--approve", "create_ticket")
+    code, out, err = run_cli("ask", PROMPT, "--approve", "create_ticket")
     assert "⚙ search_orders · not run" in out and "the idempotency ledger is unavailable" in out
     assert "Traceback" not in err
     printed += [out, err]
-    code, out, err = _run("ledger")
+    code, out, err = run_cli("ledger")
     assert code == 2 and f"cannot read the ledger {where}?sslmode=disable" in err
     printed += [out, err]
-    code, out, err = _run("ledger", "migrate")
+    code, out, err = run_cli("ledger", "migrate")
     assert code == 2 and f"cannot reach the ledger at {where}?sslmode=disable: connection failed" in err
     printed += [out, err]
     # a URL libpq cannot read quotes the piece it choked on: the password
     monkeypatch.setenv("CALLSTREAM_LEDGER_URL", f"postgresql://cs:bad%zz-encoded-pw@127.0.0.1:{port}/cs")
-    code, out, err = _run("ledger", "migrate")
+    code, out, err = run_cli("ledger", "migrate")
     assert code == 2 and f"the ledger URL {where} cannot be used: invalid percent-encoded token" in err
     assert "Traceback" not in err
     printed += [out, err]
 
     monkeypatch.delenv("CALLSTREAM_LEDGER_URL")
-    code, listing, _ = _run("transcripts", "--json")
+    code, listing, _ = run_cli("transcripts", "--json")
     conversations = [row["id"] for row in json.loads(listing)]
     assert code == 0 and len(conversations) == 2  # the one before, and the one asked of the unreachable ledger
     for conversation in conversations:
-        code, out, err = _run("export", conversation, "--format", "json")
+        code, out, err = run_cli("export", conversation, "--format", "json")
         assert code == 0, err
         printed += [out, err]
     assert "not run: the idempotency ledger is unavailable" in "".join(printed)
@@ -250,7 +227,7 @@ def test_mcp_import_warns_about_a_literal_token_naming_the_server_and_key_never_
         "search": {"url": "http://127.0.0.1:9/mcp",
                    "headers": {"Authorization": f"Bearer {bearer}", "X-Api-Key": api_key, "Accept": "text/plain"}},
         "kept": {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer ${KEPT_TOKEN}"}}}}))
-    code, out, err = _run("mcp", "import", str(source))
+    code, out, err = run_cli("mcp", "import", str(source))
     assert code == 0 and "Traceback" not in err
     assert "added [mcp.github]" in out and "added [mcp.search]" in out and "added [mcp.kept]" in out
     assert (f"warning: [mcp.github] env: GITHUB_PERSONAL_ACCESS_TOKEN holds what looks like a literal token, copied "

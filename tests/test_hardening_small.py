@@ -5,8 +5,6 @@ repeated from another branch."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import sqlite3
 import sys
@@ -15,26 +13,19 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_cli
 
 PROMPT = "Ada Lovelace says her order is late. Check her open and late orders and open a ticket."
 DEMO = '[providers.demo]\nprovider = "demo"\nspeed = 0\n'
 
 
-def _run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
-
 
 def _asked(home: Path) -> str:
     """One conversation saved by ``ask`` with the demo model (its ticket ran); its id."""
     (home / "config.toml").write_text(DEMO)
-    code, _, err = _run("ask", PROMPT, "--approve", "create_ticket")
+    code, _, err = run_cli("ask", PROMPT, "--approve", "create_ticket")
     assert code == 0, err
-    code, listing, _ = _run("transcripts", "--json")
+    code, listing, _ = run_cli("transcripts", "--json")
     return str(json.loads(listing)[0]["id"])
 
 
@@ -50,26 +41,26 @@ def test_a_recordings_limit_that_is_nan_inf_or_negative_is_refused_with_a_senten
     assert recordings
     (home / "config.toml").write_text(f"[recordings]\n{key} = {value}\n\n" + DEMO)
     for argv in (["ask", "hello"], ["ledger"]):
-        code, out, err = _run(*argv)
+        code, out, err = run_cli(*argv)
         assert code == 2, (argv, out, err)
         assert f"recordings.{key} {said} (leave it out for no limit)" in err and "Traceback" not in err
     assert sorted((home / "home" / "recordings").iterdir()) == recordings  # nothing pruned by a limit that is none
     (home / "config.toml").write_text(DEMO)
-    code, listing, _ = _run("transcripts", "--json")
+    code, listing, _ = run_cli("transcripts", "--json")
     assert code == 0 and [row["id"] for row in json.loads(listing)] == [conversation]
 
 
 def test_a_control_character_in_an_imported_title_cannot_forge_a_row(home: Path, tmp_path: Path) -> None:
     conversation = _asked(home)
-    code, exported, _ = _run("export", conversation, "--format", "json")
+    code, exported, _ = run_cli("export", conversation, "--format", "json")
     document = json.loads(exported)
     forged = "Refund\n0123456789ab  2026-01-01 00:00  forged-model          1 turn  FORGED"
     document["conversation"]["title"] = forged + "\r\x1b[2J\u202egnp.exe\x9b31m\x00 end"
     source = tmp_path / "hostile.json"
     source.write_text(json.dumps(document))
-    code, out, err = _run("import", str(source), "--as-new")
+    code, out, err = run_cli("import", str(source), "--as-new")
     assert code == 0 and "Traceback" not in err, err
-    code, listing, _ = _run("transcripts", "--json")
+    code, listing, _ = run_cli("transcripts", "--json")
     titles = {row["id"]: row["title"] for row in json.loads(listing)}
     imported = next(t for i, t in titles.items() if i != conversation)
     assert imported.startswith("Refund 0123456789ab 2026-01-01 00:00 forged-model 1 turn FORGED ")
@@ -77,14 +68,14 @@ def test_a_control_character_in_an_imported_title_cannot_forge_a_row(home: Path,
     # a title stored with a newline before imports were cleaned still prints as one row
     with sqlite3.connect(home / "home" / "callstream.db") as db:
         db.execute("UPDATE conversations SET title = ? WHERE id = ?", ("Old\u202e\x9b" + forged[6:], conversation))
-    code, out, err = _run("transcripts")
+    code, out, err = run_cli("transcripts")
     assert code == 0 and "Traceback" not in err
     rows = out.splitlines()
     assert len(rows) == 4  # the heading, one row per conversation, the note on ids
     assert sum(1 for row in rows if " 0123456789ab 2026-01-01 00:00 forged-model" in row) == 2
     assert not any(row.startswith("0123456789ab") for row in rows)
     assert "\u202e" not in out and "\x9b" not in out and "\x1b" not in out and "Old\\u202e\\x9b 0123" in out
-    code, _, _ = _run("export", conversation, "--format", "json")
+    code, _, _ = run_cli("export", conversation, "--format", "json")
     assert code == 0  # both conversations are all there
     assert len(titles) == 2
 
@@ -101,7 +92,7 @@ cwd = {json.dumps(str(ROOT))}
 env = {{ ECHO_TOKEN = "${{HOSTILE_TOKEN}}" }}
 startup_timeout = 60
 """)
-    code, out, err = _run("mcp", "list", "--json")
+    code, out, err = run_cli("mcp", "list", "--json")
     assert code == 1 and "Traceback" not in err
     assert "\u202e" not in out and "\x9b" not in out and "\\u202e" in out and "\\u009b" in out
     status = json.loads(out)[0]
@@ -113,15 +104,15 @@ startup_timeout = 60
 
 def test_ask_says_a_side_effect_repeated_from_another_branch_ran_there(home: Path) -> None:
     original = _asked(home)
-    code, out, err = _run("fork", original, "--at", "0", "--json")
+    code, out, err = run_cli("fork", original, "--at", "0", "--json")
     assert code == 0, err
     fork = json.loads(out)["conversation"]
-    code, out, err = _run("ask", PROMPT, "--conversation", fork, "--approve", "create_ticket")
+    code, out, err = run_cli("ask", PROMPT, "--conversation", fork, "--approve", "create_ticket")
     assert code == 0 and "Traceback" not in err, err
     assert "⚙ create_ticket · ran · Order: A-1042" in out and "→ Ticket: T-10002" in out
     assert "    ⚠ ran on another branch: Ticket: T-10001 · Order: A-1042 · Status: open · Priority: high" in out
     assert "another branch" not in out.split("⚙ create_ticket")[0]  # the reads reused are not side effects
-    code, exported, _ = _run("export", fork, "--format", "markdown")
+    code, exported, _ = run_cli("export", fork, "--format", "markdown")
     assert "⚠ ran on another branch" in exported  # as export says it
-    code, exported, _ = _run("export", original, "--format", "json")
+    code, exported, _ = run_cli("export", original, "--format", "json")
     assert code == 0 and '\\"ticket\\": \\"T-10001\\"' in exported  # the original keeps its ticket

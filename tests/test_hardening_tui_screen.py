@@ -3,6 +3,7 @@ cursor after a cancelled turn, and /export that fails in words."""
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from pathlib import Path
@@ -136,7 +137,8 @@ async def test_the_status_line_says_waiting_for_approval_while_a_parallel_call_r
     runs = tmp_path / "runs.txt"
     go_on = tmp_path / "go_on"
     # the read-only tool runs until the test lets it finish: it is running while the other call awaits
-    wait = f"import pathlib, time\nwhile not pathlib.Path({str(go_on)!r}).exists(): time.sleep(0.02)\nprint('found')\n"
+    os.mkfifo(go_on)  # opening it blocks until the test opens the other end: no polling, no timer
+    wait = f"open({str(go_on)!r}).read()\nprint('found')\n"
     lookup = CommandToolConfig("look_up", [sys.executable, "-c", wait], read_only=True,
                                parameters={"type": "object", "properties": {"text": {"type": "string"}}})
     config = Config(tools={"file_note": note_tool(runs), "look_up": lookup})
@@ -170,7 +172,8 @@ async def test_the_status_line_says_waiting_for_approval_while_a_parallel_call_r
             awaited = next(i for i, (s, _) in enumerate(said) if "awaiting approval" in s)
             assert all(state == "waiting for your approval" for _, state in said[awaited:]), said
             await pilot.press("n")
-            go_on.touch()
+            with open(go_on, "w"):  # the tool's read returns: it finishes
+                pass
             await wait_for(pilot, lambda: not app.session.busy, "the turn to end")
             assert states() == ["denied", "ran"] and runs_of(runs) == []
             assert "Both done." in on_screen(app)

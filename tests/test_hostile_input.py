@@ -8,26 +8,17 @@ traceback — and the conversation saved before it is still there, unchanged.
 from __future__ import annotations
 
 import base64
-import contextlib
-import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from app.cli import main
 from app.store.recording import read_recording
 from tests import streamgen
+from tests.conftest import run_cli as run
 from tests.faultserver import FaultServer, Reply
 from tests.waiting import wait_for
-
-
-def run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
 
 
 class Saved:

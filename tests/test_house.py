@@ -213,6 +213,6 @@ def _lint_imports() -> str | None:
 def test_the_import_contracts_are_kept() -> None:
     command = _lint_imports()
     if command is None:
-        pytest.skip("lint-imports is not installed (import-linter, in the test extras and requirements.lock)")
+        pytest.skip(reason="lint-imports is not installed (import-linter, in the test extras and requirements.lock)")
     result = subprocess.run([command, "--no-cache"], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -32,8 +31,8 @@ from app.tools.registry import Registry
 from tests import streamgen
 from tests.conftest import ROOT
 from tests.faultserver import FaultServer, Reply
-from tests.mcp_fixture import make_server
-from tests.waiting import wait_until, wait_until_sync
+from tests.mcp_fixture import make_server, serving_http
+from tests.waiting import wait_until
 
 FIXTURE = [sys.executable, "-m", "tests.mcp_fixture"]
 
@@ -272,23 +271,9 @@ async def test_stdio_a_hanging_side_effect_times_out_as_unknown(tmp_path: Path) 
 
 
 @pytest.fixture
-def http_fixture(tmp_path: Path) -> Iterator[str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    process = subprocess.Popen([*FIXTURE, "http", str(port)], cwd=ROOT, stderr=subprocess.PIPE)
-    def listening() -> bool:
-        if process.poll() is not None:
-            pytest.fail(f"the HTTP fixture exited: {process.stderr.read().decode()[-500:]}")  # type: ignore
-        with socket.socket() as probe:
-            return probe.connect_ex(("127.0.0.1", port)) == 0
-
-    try:
-        wait_until_sync(listening, "the HTTP fixture to listen", timeout=60)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(10)
+def http_fixture() -> Iterator[str]:
+    with serving_http("tests.mcp_fixture") as url:
+        yield url
 
 
 async def test_streamable_http_lists_and_calls(http_fixture: str, tmp_path: Path) -> None:

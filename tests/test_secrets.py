@@ -6,8 +6,6 @@ never saw a key header."""
 from __future__ import annotations
 
 import base64
-import contextlib
-import io
 import json
 import uuid
 from collections.abc import Iterator
@@ -17,9 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.cli import main
 from tests import streamgen
-from tests.conftest import file_bytes
+from tests.conftest import file_bytes, run_cli
 from tests.faultserver import FaultServer, Reply
 
 DIALECTS = ["openai-chat", "openai-responses", "anthropic", "gemini"]
@@ -54,12 +51,6 @@ def _echo(key: str) -> bytes:
                                  "echo": {"Authorization": f"Bearer {key}", "x-api-key": key}}}).encode()
 
 
-def _run(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
-
 
 def _files_holding(root: Path, secret: str) -> list[Path]:
     needles = [secret.encode(), base64.b64encode(secret.encode())[:24], secret[8:24].encode()]
@@ -73,21 +64,21 @@ def test_echoed_keys_and_a_cross_origin_redirect_leave_no_key_anywhere(
     printed: list[str] = []
     for dialect in DIALECTS:
         first.replies.append(Reply(_echo(key), status=401))
-        code, out, err = _run("ask", "hello", "--provider", f"{dialect}-echo")
+        code, out, err = run_cli("ask", "hello", "--provider", f"{dialect}-echo")
         assert code == 1, err
         assert "HTTP 401: Incorrect API key provided: [redacted]" in err
         printed += [out, err]
     # a stream that starts fine and then echoes the key in an error event: recorded chunk by chunk
     stream = streamgen.openai_chat([("text", f"Authorization: Bearer {key} ")], finish=None, done=False)
     first.replies.append(Reply(stream + b"data: " + _echo(key) + b"\n\n", chunk=7))
-    code, out, err = _run("ask", "hello", "--provider", "openai-chat-echo", "--json")
+    code, out, err = run_cli("ask", "hello", "--provider", "openai-chat-echo", "--json")
     assert code == 1
     assert json.loads(out)["turns"][0]["outcome"] == "provider_error"
     printed += [out, err]
     # a redirect to another origin on 127.0.0.1
     first.replies.append(Reply(b"", status=307, headers={"Location": second.url + "/v1/chat/completions"}))
     second.replies.append(Reply(_echo(key), status=401))
-    code, out, err = _run("ask", "hello", "--provider", "openai-chat-echo")
+    code, out, err = run_cli("ask", "hello", "--provider", "openai-chat-echo")
     assert code == 1
     assert f"the provider redirected to {second.url}" in err and "nothing was sent there" in err
     printed += [out, err]
@@ -99,15 +90,15 @@ def test_echoed_keys_and_a_cross_origin_redirect_leave_no_key_anywhere(
     assert second.requests == []
     assert second.replies, "the second origin was never asked"
 
-    code, listing, _ = _run("transcripts", "--json")
+    code, listing, _ = run_cli("transcripts", "--json")
     conversations = [row["id"] for row in json.loads(listing)]
     assert code == 0 and len(conversations) == 6
     for conversation in conversations:
         for form in ("json", "markdown"):
-            code, out, err = _run("export", conversation, "--format", form)
+            code, out, err = run_cli("export", conversation, "--format", form)
             assert code == 0, err
             printed += [out, err]
-    code, out, err = _run("ledger", "--json")
+    code, out, err = run_cli("ledger", "--json")
     printed += [out, err]
 
     data = home / "home"
@@ -124,7 +115,7 @@ def test_a_same_origin_redirect_is_followed_with_the_key(home: Path, key: str,
     _config(home, first.url)
     first.replies.append(Reply(b"", status=307, headers={"Location": "/v2/chat/completions"}))
     first.replies.append(Reply(streamgen.openai_chat([("text", "moved")], finish="stop")))
-    code, out, err = _run("ask", "hello", "--provider", "openai-chat-echo", "--no-tools")
+    code, out, err = run_cli("ask", "hello", "--provider", "openai-chat-echo", "--no-tools")
     assert code == 0, err
     assert "moved" in out
     assert [r["line"].split()[1] for r in first.requests] == ["/v1/chat/completions", "/v2/chat/completions"]
@@ -137,7 +128,7 @@ def test_a_redirect_that_would_turn_the_post_into_a_get_is_a_stated_failure(
     first, _ = servers
     _config(home, first.url)
     first.replies.append(Reply(b"", status=302, headers={"Location": "/elsewhere"}))
-    code, _, err = _run("ask", "hello", "--provider", "openai-chat-echo")
+    code, _, err = run_cli("ask", "hello", "--provider", "openai-chat-echo")
     assert code == 1
     assert "HTTP 302: a redirect that would turn the request into a GET" in err
     assert "Traceback" not in err and len(first.requests) == 1
