@@ -96,7 +96,7 @@ class Approvals:
         if tool.approval == "never":
             return "run"
         if tool.approval == "always-ask":
-            return "run" if name in self.approve else "ask"  # named exactly: no pattern stands for it
+            return "run" if self._approved(tool) else "ask"  # named exactly: no pattern stands for it
         if self._approved(tool):
             return "run"
         if _matches(self.allow, name) or name in self.conversation:
