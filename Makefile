@@ -36,8 +36,19 @@ peers-litellm: $(PEERS)/litellm/.stamp
 # Other chat clients, for their start-up times beside ours in bench-startup.
 peers-startup: $(PEERS)/llm/.stamp $(PEERS)/elia/.stamp $(PEERS)/oterm/.stamp
 
+# The programs whose files `callstream import` reads, for the import corpus
+# (scripts/make_import_corpus.py) and tests/test_import_real.py: llm at versions
+# across its schema change (.venv-peers/llm-V), Claude Code and Codex CLI from npm
+# (exact pins in peers/writers/package-lock.json, into peers/writers/node_modules).
+LLM_WRITERS := 0.26 0.30 0.32 0.36
+peers/writers/node_modules/.stamp: peers/writers/package.json peers/writers/package-lock.json
+	cd peers/writers && npm ci --no-audit --no-fund
+	touch $@
+
+peers-writers: $(foreach v,$(LLM_WRITERS),$(PEERS)/llm-$(v)/.stamp) peers/writers/node_modules/.stamp
+
 # every peer
-peers: peers-mcp peers-litellm peers-startup
+peers: peers-mcp peers-litellm peers-startup peers-writers
 
 run: setup
 	$(BIN)/callstream
