@@ -18,6 +18,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from app.store import StoredTurn, StoredUser, history_of
+from app.store.interchange import imported_id
 from app.stream import ToolCallBlock, block_record
 from app.stream.dialects import REQUEST_BUILDERS
 from tests.conftest import ROOT
@@ -54,15 +55,15 @@ def calls(conv: Any) -> list[ToolCallBlock]:
 EXPECTED = {
     # file: (conversation id, [(tool, state)], the note of the interrupted turn)
     "claude-code-session.jsonl": (
-        "claude-code-5b1c2d3e-0000-4000-8000-00000000abcd",
+        imported_id("cc", "5b1c2d3e-0000-4000-8000-00000000abcd"),
         [("search_orders", "ran"), ("create_ticket", "failed"), ("create_ticket", "not run")],
         "Interrupted: the Claude Code transcript recorded no result for create_ticket; callstream did not run it."),
     "codex-rollout.jsonl": (
-        "codex-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+        imported_id("codex", "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"),
         [("shell", "ran"), ("apply_patch", "ran"), ("shell", "not run")],
         "Interrupted: the Codex transcript recorded no result for shell; callstream did not run it."),
     "llm": (
-        "llm-01jq0000000000000000000001",
+        imported_id("llm", "01jq0000000000000000000001"),
         [("get_order", "ran"), ("create_ticket", "failed"), ("create_ticket", "not run")],
         "Interrupted: the llm transcript recorded no result for create_ticket; callstream did not run it."),
 }
@@ -116,8 +117,9 @@ def test_codex_skips_the_harness_and_the_display_log(home: Path) -> None:
 def test_llm_imports_every_conversation_in_the_file(home: Path, tmp_path: Path) -> None:
     result = cli("import", str(llm_db(tmp_path)))
     assert result.returncode == 0, result.stderr
-    assert imported_ids(result.stdout) == ["llm-01jq0000000000000000000001", "llm-01jq0000000000000000000002"]
-    second = stored("llm-01jq0000000000000000000002")
+    assert imported_ids(result.stdout) == [imported_id("llm", "01jq0000000000000000000001"),
+                                           imported_id("llm", "01jq0000000000000000000002")]
+    second = stored(imported_id("llm", "01jq0000000000000000000002"))
     assert [type(e).__name__ for e in second.items] == ["StoredUser", "StoredTurn"] and second.title
 
 
@@ -232,7 +234,7 @@ def test_a_grown_llm_logs_db_imports_what_is_new(home: Path, tmp_path: Path) -> 
     path = llm_db(tmp_path)
     first = cli("import", str(path))
     assert first.returncode == 0, first.stderr
-    one, two, three = (f"llm-01jq000000000000000000000{n}" for n in (1, 2, 3))
+    one, two, three = (imported_id("llm", f"01jq000000000000000000000{n}") for n in (1, 2, 3))
     before = stored(one)
     kept = cli("export", two).stdout
     db = sqlite3.connect(path)  # llm goes on logging: the pending call's result, a new exchange, a new conversation

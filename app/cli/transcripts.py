@@ -182,7 +182,7 @@ def export_cmd(conversation: str, form: str) -> int:
 
 def import_cmd(file: str, source: str = "auto", as_new: bool = False) -> int:
     from ..store import ImportError_, import_document, store_conversation
-    from ..store.interchange import detect, read_foreign
+    from ..store.interchange import detect, read_foreign, skipped_words
     from ..store.native import store_new_entries
     from ..stream.limits import loads
 
@@ -219,7 +219,7 @@ def import_cmd(file: str, source: str = "auto", as_new: bool = False) -> int:
                 continue
             conversation = store_conversation(store, imported.meta, imported.entries, as_new=as_new)
             dropped = f" ({imported.orphans} results without their call left out)" if imported.orphans else ""
-            print(f"imported conversation {conversation} from {form}{dropped}")
+            print(f"imported conversation {conversation} from {form}{dropped}{skipped_words(imported.skipped)}")
     except ImportError_ as exc:
         return fail(f"{file}: {exc}")
     finally:

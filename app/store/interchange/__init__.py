@@ -8,7 +8,14 @@ is ``ran`` (``failed`` where the source marked its result as an error) only
 where the source recorded a result for its id, and a call without one is
 ``not run`` in a turn that carries an interruption note saying so. Nothing is
 fabricated: no result for a call that has none, no call for a result that
-has no call (such a result is dropped, and counted).
+has no call (such a result is dropped, and counted). Prose of one kind next
+to prose of the same kind (Claude Code writes each content block of a
+message on its own line; Codex writes consecutive messages after a
+compaction) is one block, its pieces a blank line apart. A ``note`` (a
+compaction's summary) is a turn of its own that holds only the note; a
+``usage`` step is what the source said the current turn's request cost.
+What a reader did not know (a record type, a block type of a newer
+version) is counted in ``Imported.skipped``, and the import says so.
 
 Readers: ``claude_code`` (session JSONL), ``codex`` (rollout JSONL), ``llm``
 (simonw/llm's ``logs.db``). Writers: ``openai_jsonl`` (the messages array a
@@ -18,6 +25,7 @@ provider would accept); Markdown and the callstream format live in
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,10 +33,12 @@ from typing import Any
 
 from ...stream import ReasoningBlock, TextBlock, ToolCallBlock
 from ...stream.limits import TooDeep, loads
+from ...stream.usage import Usage
 from ..native import ImportError_
 from ..tree import StoredEntry, StoredTurn, StoredUser
 
-__all__ = ["Step", "Imported", "conversation_of", "detect", "read_foreign", "FORMATS", "ImportError_"]
+__all__ = ["Step", "Imported", "conversation_of", "detect", "read_foreign", "imported_id", "skipped_words",
+           "FORMATS", "ImportError_"]
 
 #: The formats ``callstream import --from`` names.
 FORMATS = ("callstream", "claude-code", "codex", "llm")
@@ -39,7 +49,7 @@ class Step:
     """One thing the source recorded, in order. ``kind``: user, text,
     reasoning, call (``call_id``, ``name``, ``arguments``: a dict, or the raw
     text when the source's was not a JSON object), result (``call_id``,
-    ``text``, ``is_error``)."""
+    ``text``, ``is_error``), note (``text``), usage (``usage``)."""
 
     kind: str
     text: str = ""
@@ -47,6 +57,7 @@ class Step:
     name: str = ""
     arguments: Any = None
     is_error: bool = False
+    usage: Usage | None = None
 
 
 @dataclass(slots=True)
@@ -57,6 +68,33 @@ class Imported:
     entries: list[StoredEntry] = field(default_factory=list)
     #: Results whose call the source did not record (dropped, never invented into a call).
     orphans: int = 0
+    #: What the reader did not know and left out: a description -> how many.
+    skipped: dict[str, int] = field(default_factory=dict)
+
+
+def imported_id(program: str, source_id: str) -> str:
+    """The id an imported conversation is stored under: the program's short
+    name, a digest of the source's own id (so the first 12 characters, all
+    ``transcripts`` shows, tell conversations apart; the same source gives
+    the same id, so importing it twice is refused), then that id itself."""
+    digest = hashlib.sha256(f"{program}\x1f{source_id}".encode()).hexdigest()[:10]
+    tail = "".join(c if c.isascii() and (c.isalnum() or c in "-_") else "_" for c in source_id)
+    return f"{program}-{digest}-{tail}"[:128]
+
+
+def skipped_words(skipped: dict[str, int]) -> str:
+    """What a reader left out, as the import says it: "" when nothing."""
+    if not skipped:
+        return ""
+    return "; left out what this version of callstream does not know: " + ", ".join(
+        f"{n} × {what}" for what, n in sorted(skipped.items()))
+
+
+def _join(block: TextBlock | ReasoningBlock, text: str) -> None:
+    """More prose of the block's kind: a separate piece, a blank line apart."""
+    if block.text and text and not block.text.endswith("\n\n"):
+        block.append("\n\n")
+    block.append(text)
 
 
 def _call_block(step: Step) -> ToolCallBlock:
@@ -90,6 +128,14 @@ def conversation_of(steps: list[Step], meta: dict[str, Any], source: str) -> Imp
             parent = out.entries[-1].seq if out.entries else None
             out.entries.append(StoredUser(len(out.entries), step.text, "done", None, parent))
             turn, answered = None, False
+        elif step.kind == "note":
+            if step.text.strip():
+                made = new_turn()
+                made.note = step.text
+                turn, answered = None, False
+        elif step.kind == "usage":
+            if turn is not None and step.usage is not None:
+                turn.usage = step.usage if turn.usage is None else turn.usage + step.usage
         elif step.kind in ("text", "reasoning", "call"):
             if turn is None or answered:
                 turn, answered = new_turn(), False
@@ -102,7 +148,7 @@ def conversation_of(steps: list[Step], meta: dict[str, Any], source: str) -> Imp
                 last = turn.blocks[-1] if turn.blocks else None
                 kind = TextBlock if step.kind == "text" else ReasoningBlock
                 if isinstance(last, kind):
-                    last.append(step.text)
+                    _join(last, step.text)
                 else:
                     turn.blocks.append(kind(step.text))
         elif step.kind == "result":

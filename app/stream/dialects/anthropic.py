@@ -32,7 +32,7 @@ from .base import ModelOnce, error_message, field, load_payload
 from .requests_common import assistant_text
 from .schemas import adapt
 
-__all__ = ["Anthropic", "build_request", "auth_headers", "API_VERSION"]
+__all__ = ["Anthropic", "build_request", "auth_headers", "usage_of", "API_VERSION"]
 
 API_VERSION = "2023-06-01"
 
@@ -142,6 +142,17 @@ class Anthropic:
                 out.append(ReasoningDelta(text))
         elif isinstance(btype, str) and btype.endswith("_tool_result"):
             out.append(ServerResult(block.get("tool_use_id"), btype, block.get("content")))
+
+
+def usage_of(usage: Any) -> Usage | None:
+    """A whole Messages ``usage`` object (a stored message's, as Claude Code
+    keeps them): the same counts the stream's ``_metered`` merges — the input
+    with the cache reads and writes added in, of which ``cached`` the reads."""
+    parts = [n for n in (count(field(usage, name)) for name in _USAGE_FIELDS[:3]) if n is not None]
+    found = Usage(sum(parts) if parts else None, count(field(usage, "output_tokens")),
+                  count(field(usage, "cache_read_input_tokens")),
+                  count(field(usage, "output_tokens_details", "thinking_tokens")))
+    return found if found.known else None
 
 
 def build_request(
