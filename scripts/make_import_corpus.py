@@ -60,6 +60,10 @@ CLAUDE = {"prompts": [
     {"key": "Wait for it", "moves": [
         [{"say": "Waiting."},
          {"call": "Bash", "args": {"command": "touch @WORK@/.started && sleep 60", "description": "Wait"}}]]},
+    {"key": "First question", "moves": [], "done": "The first answer."},
+    {"key": "Second question", "moves": [[{"call": "Bash", "args": {"command": "ls", "description": "List"}}]],
+     "done": "The second answer, on the branch left behind."},
+    {"key": "Instead", "moves": [], "done": "The answer after the rewind."},
 ]}
 
 CODEX = {"prompts": [
@@ -166,7 +170,7 @@ def claude_code(scratch: Path) -> list[tuple[str, str]]:
         claude = [str(NODE_BIN / "claude"), "--model", "claude-sonnet-4-5"]
         tools = ["--allowedTools", "Bash(ls:*)", "Read"]
         ids = {name: f"00000000-0000-4000-8000-00000000000{n}" for n, name in enumerate(
-            ("tools", "subagent", "killed"), 1)}
+            ("tools", "subagent", "killed", "rewound"), 1)}
         run(claude + ["-p", "Look around this directory", "--session-id", ids["tools"], *tools], env, work)
         made.append(("session-tools-resume-compact.jsonl", "prose, thinking, two parallel calls (Bash ls and Read), "
                      "a failing command (ls of a missing directory), a refused permission (Write not allowed); "
@@ -183,10 +187,19 @@ def claude_code(scratch: Path) -> list[tuple[str, str]]:
             kill_when=work / ".started")
         made.append(("session-killed.jsonl", "a Bash call (`sleep 60`) killed (SIGKILL to the process group) "
                      "while it ran: no result recorded"))
+        run(claude + ["-p", "First question", "--session-id", ids["rewound"], *tools], env, work)
+        run(claude + ["-p", "Second question", "--resume", ids["rewound"], *tools], env, work)
+        session_file = next(home.rglob(f"{ids['rewound']}.jsonl"))
+        first_answer = next(r["uuid"] for r in map(json.loads, session_file.read_text().splitlines())
+                            if r.get("type") == "assistant")
+        run(claude + ["-p", "Instead, answer again", "--resume", ids["rewound"], "--resume-session-at", first_answer,
+                      *tools], env, work)
+        made.append(("session-rewound.jsonl", "two prompts, then `--resume-session-at` the first answer with a "
+                     "third: a rewind, the second prompt and its call left on a branch beside the current path"))
     projects = home / ".claude" / "projects"
     target = OUT / "claude-code"
     for name, ident in (("session-tools-resume-compact", ids["tools"]), ("session-subagent", ids["subagent"]),
-                        ("session-killed", ids["killed"])):
+                        ("session-killed", ids["killed"]), ("session-rewound", ids["rewound"])):
         for source in projects.rglob(f"{ident}*"):
             if source.is_file():
                 (target / f"{name}.jsonl").write_text(rewrite(source.read_text(), scratch))

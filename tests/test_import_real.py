@@ -195,9 +195,20 @@ def merged(seq: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     return out
 
 
-def shown(conv: Any) -> Source:
+def segments(seq: list[tuple[Any, ...]]) -> list[str]:
+    """A sequence cut at each user message, each piece as text (to compare the branches of a tree
+    as a set: the source writes them one after the other, callstream the shown path first)."""
+    cut: list[list[tuple[Any, ...]]] = []
+    for item in seq:
+        if item[0] == "user" or not cut:
+            cut.append([])
+        cut[-1].append(item)
+    return sorted(json.dumps(piece, sort_keys=True) for piece in cut)
+
+
+def shown(conv: Any, entries: list[Any] | None = None) -> Source:
     out = Source()
-    for entry in conv.items:
+    for entry in conv.items if entries is None else entries:
         if isinstance(entry, StoredUser):
             out.seq.append(("user", entry.text))
             continue
@@ -234,8 +245,11 @@ def test_a_real_program_s_file_imports_with_nothing_lost(home: Path, tmp_path: P
     assert len(ids) == len(expected_all)
     for conversation, expected in zip(ids, expected_all, strict=True):
         conv = stored(conversation)
-        got = shown(conv)
-        assert merged(got.seq) == merged(expected.seq)
+        got = shown(conv, conv.tree)
+        if len(conv.tree) == len(conv.items):  # one path: in order
+            assert merged(got.seq) == merged(expected.seq)
+        else:  # branches (a rewind): each branch's run of entries, and the shown path is the source's last
+            assert segments(merged(got.seq)) == segments(merged(expected.seq))
         assert got.results == expected.results
         assert got.usage == expected.usage and expected.usage["input"] is not None
         assert all(summary.strip() in note for summary, note in zip(expected.notes, got.notes, strict=True))
@@ -378,6 +392,18 @@ def test_usage_is_absent_where_the_source_gave_none_never_0(home: Path, tmp_path
     db.close()
     for conversation in import_ids(path):
         assert all(e.usage is None for e in stored(conversation).items if isinstance(e, StoredTurn))
+
+
+def test_a_rewound_claude_code_session_is_a_tree_with_the_current_path_as_head(home: Path) -> None:
+    conv = stored(import_ids(CORPUS / "claude-code" / "session-rewound.jsonl")[0])
+    assert [e.text for e in conv.items if isinstance(e, StoredUser)] == ["First question", "Instead, answer again"]
+    assert [e.text for e in conv.tree if isinstance(e, StoredUser)] == ["First question", "Instead, answer again",
+                                                                       "Second question"]
+    second = next(e for e in conv.tree if isinstance(e, StoredUser) and e.text == "Second question")
+    assert second.parent == conv.items[1].seq  # it follows the first answer, beside the rewind
+    branch = [e for e in conv.tree if e.seq > second.seq]
+    assert [b.state for e in branch if isinstance(e, StoredTurn) for b in e.blocks
+            if isinstance(b, ToolCallBlock)] == ["ran"]
 
 
 def test_imported_ids_are_unique_in_the_12_characters_transcripts_shows(home: Path) -> None:

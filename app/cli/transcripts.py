@@ -217,7 +217,7 @@ def import_cmd(file: str, source: str = "auto", as_new: bool = False) -> int:
                 print(f"imported {plural(added, 'new entry', 'new entries')} into conversation {conversation} from "
                       f"llm" if added else f"conversation {conversation} is up to date (nothing new in the file)")
                 continue
-            conversation = store_conversation(store, imported.meta, imported.entries, as_new=as_new)
+            conversation = store_conversation(store, imported.meta, imported.entries, imported.head, as_new=as_new)
             dropped = f" ({imported.orphans} results without their call left out)" if imported.orphans else ""
             print(f"imported conversation {conversation} from {form}{dropped}{skipped_words(imported.skipped)}")
     except ImportError_ as exc:

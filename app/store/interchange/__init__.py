@@ -31,14 +31,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...stream import ReasoningBlock, TextBlock, ToolCallBlock
+from ...stream import ReasoningBlock, TextBlock, ToolCallBlock, block_record
 from ...stream.limits import TooDeep, loads
 from ...stream.usage import Usage
 from ..native import ImportError_
 from ..tree import StoredEntry, StoredTurn, StoredUser
 
-__all__ = ["Step", "Imported", "conversation_of", "detect", "read_foreign", "imported_id", "skipped_words",
-           "FORMATS", "ImportError_"]
+__all__ = ["Step", "Imported", "add_branch", "conversation_of", "detect", "read_foreign", "imported_id",
+           "skipped_words", "FORMATS", "ImportError_"]
 
 #: The formats ``callstream import --from`` names.
 FORMATS = ("callstream", "claude-code", "codex", "llm")
@@ -70,6 +70,8 @@ class Imported:
     orphans: int = 0
     #: What the reader did not know and left out: a description -> how many.
     skipped: dict[str, int] = field(default_factory=dict)
+    #: The entry shown (the source's current path); None: the last one.
+    head: int | None = None
 
 
 def imported_id(program: str, source_id: str) -> str:
@@ -88,6 +90,41 @@ def skipped_words(skipped: dict[str, int]) -> str:
         return ""
     return "; left out what this version of callstream does not know: " + ", ".join(
         f"{n} × {what}" for what, n in sorted(skipped.items()))
+
+
+def _same(a: StoredEntry, b: StoredEntry) -> bool:
+    if isinstance(a, StoredUser) or isinstance(b, StoredUser):
+        return isinstance(a, StoredUser) and isinstance(b, StoredUser) and a.text == b.text
+    return (a.note == b.note and a.outcome == b.outcome
+            and [block_record(x) for x in a.blocks] == [block_record(x) for x in b.blocks])
+
+
+def add_branch(main: Imported, branch: Imported) -> None:
+    """Another end of the source's tree beside ``main``: what it shares with
+    an entry already placed (the longest run from the first entry) is that
+    entry; the rest is written after it, a branch of its own. The head stays
+    where ``main`` had it (the source's current path)."""
+    if main.head is None and main.entries:
+        main.head = main.entries[-1].seq
+    children: dict[int | None, list[StoredEntry]] = {}
+    for entry in main.entries:
+        children.setdefault(entry.parent, []).append(entry)
+    parent: int | None = None
+    rest = branch.entries
+    while rest:
+        found = next((e for e in children.get(parent, []) if _same(e, rest[0])), None)
+        if found is None:
+            break
+        parent, rest = found.seq, rest[1:]
+    seq = max((e.seq for e in main.entries), default=-1) + 1
+    turn = sum(isinstance(e, StoredTurn) for e in main.entries)
+    for entry in rest:
+        entry.seq, entry.parent = seq, parent
+        if isinstance(entry, StoredTurn):
+            entry.turn, turn = turn, turn + 1
+        main.entries.append(entry)
+        parent, seq = seq, seq + 1
+    main.orphans += branch.orphans
 
 
 def _join(block: TextBlock | ReasoningBlock, text: str) -> None:

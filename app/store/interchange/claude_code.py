@@ -17,7 +17,10 @@ harness's ``<task-notification>`` are not the user's words and are left
 out. ``attachment``, ``queue-operation``, ``api-request*`` and the other
 bookkeeping lines are not the conversation. A subagent's file
 (``<session>/subagents/agent-<id>.jsonl``, every line ``isSidechain``) carries
-its parent's ``sessionId``: it is told apart by its ``agentId``. The format
+its parent's ``sessionId``: it is told apart by its ``agentId``. A rewind
+(``--resume-session-at``, an edit in the TUI) hangs a new line off an earlier
+one: every other end of the tree is a branch beside the path to the leaf,
+which stays the head. The format
 is internal to Claude Code; a line type or block type this does not know is
 left out and counted (``Imported.skipped``).
 """
@@ -30,7 +33,7 @@ from typing import Any
 
 from ...stream.dialects.anthropic import usage_of
 from ..native import ImportError_
-from . import Imported, Step, conversation_of, imported_id, jsonl
+from . import Imported, Step, add_branch, conversation_of, imported_id, jsonl
 
 __all__ = ["read", "HARNESS_PREFIXES", "BOOKKEEPING"]
 
@@ -78,13 +81,10 @@ def _message_id(record: dict[str, Any]) -> str | None:
     return ident if isinstance(ident, str) else None
 
 
-def _chain(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The lines of the conversation shown, in the order written: the path to
-    the leaf, widened to every line of each message on it and every result of
-    its calls (parallel results are siblings, not a chain)."""
-    by_uuid = {r["uuid"]: r for r in records if isinstance(r.get("uuid"), str)}
-    order = {id(r): n for n, r in enumerate(records)}
-    leaf = _leaf(records, by_uuid)
+def _chain(records: list[dict[str, Any]], by_uuid: dict[str, dict[str, Any]], leaf: Any) -> list[dict[str, Any]]:
+    """The lines of the conversation up to ``leaf``, in the order written: the
+    path to it, widened to every line of each message on it and every result
+    of its calls (parallel results are siblings, not a chain)."""
     taken: dict[int, dict[str, Any]] = {}
     seen: set[str] = set()
     while isinstance(leaf, str) and leaf in by_uuid and leaf not in seen:
@@ -105,7 +105,24 @@ def _chain(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 isinstance(b, dict) and b.get("type") == "tool_result" and str(b.get("tool_use_id")) in calls
                 for b in content):
             taken[id(record)] = record
+    order = {id(r): n for n, r in enumerate(records)}
     return sorted(taken.values(), key=lambda r: order[id(r)])
+
+
+def _tips(records: list[dict[str, Any]], by_uuid: dict[str, dict[str, Any]]) -> list[str]:
+    """The user and assistant lines no other one follows, in the order written:
+    the ends of the session's branches (a rewind or an edit starts one)."""
+    followed: set[str] = set()
+    for record in records:
+        if record.get("type") not in ("user", "assistant"):
+            continue
+        at, seen = _up(record), set()
+        while isinstance(at, str) and at in by_uuid and at not in seen and at not in followed:
+            seen.add(at)
+            followed.add(at)
+            at = _up(by_uuid[at])
+    return [r["uuid"] for r in records if r.get("type") in ("user", "assistant") and isinstance(r.get("uuid"), str)
+            and r["uuid"] not in followed]
 
 
 def _user_steps(record: dict[str, Any], content: Any, steps: list[Step], skipped: dict[str, int]) -> None:
@@ -153,9 +170,35 @@ def read(path: Path) -> Imported:
         kind = record.get("type")
         if not isinstance(kind, str) or (kind not in _CONVERSATION and kind not in BOOKKEEPING):
             _count(skipped, f"a line of type {str(kind)[:40]!r}")
-    chain = [r for r in _chain(records) if r.get("type") in ("user", "assistant")]
+    by_uuid = {r["uuid"]: r for r in records if isinstance(r.get("uuid"), str)}
+    leaf = _leaf(records, by_uuid)
+    chain = [r for r in _chain(records, by_uuid, leaf) if r.get("type") in ("user", "assistant")]
     if not chain:
         raise ImportError_("no user or assistant lines (is this a Claude Code session file?)")
+    steps, model = _steps_of(chain, skipped)
+    session = str(chain[0].get("sessionId") or path.stem)
+    agent = chain[0].get("agentId") if chain[0].get("isSidechain") else None
+    source = f"{session}-agent-{agent}" if isinstance(agent, str) else session
+    stamps = [r.get("timestamp") for r in records if isinstance(r.get("timestamp"), str)]
+    meta: dict[str, Any] = {"id": imported_id("cc", source), "provider": "claude-code", "model": model,
+                            "dialect": "anthropic", **_times(stamps)}
+    out = conversation_of(steps, meta, "Claude Code")
+    covered = {str(r.get("uuid")) for r in chain}
+    for tip in _tips(records, by_uuid):
+        if tip in covered:
+            continue
+        side = [r for r in _chain(records, by_uuid, tip) if r.get("type") in ("user", "assistant")]
+        covered.update(str(r.get("uuid")) for r in side)
+        try:
+            branch = conversation_of(_steps_of(side, skipped)[0], {}, "Claude Code")
+        except ImportError_:
+            continue  # a side line with no user message (a stray, not a branch)
+        add_branch(out, branch)
+    out.skipped = skipped
+    return out
+
+
+def _steps_of(chain: list[dict[str, Any]], skipped: dict[str, int]) -> tuple[list[Step], str]:
     steps: list[Step] = []
     model = ""
     counted: set[str] = set()
@@ -173,15 +216,7 @@ def read(path: Path) -> Imported:
         if ident not in counted:  # every line of one message repeats its usage
             counted.add(ident)
             steps.append(Step("usage", usage=usage_of(message.get("usage"))))
-    session = str(chain[0].get("sessionId") or path.stem)
-    agent = chain[0].get("agentId") if chain[0].get("isSidechain") else None
-    source = f"{session}-agent-{agent}" if isinstance(agent, str) else session
-    stamps = [r.get("timestamp") for r in chain if isinstance(r.get("timestamp"), str)]
-    meta: dict[str, Any] = {"id": imported_id("cc", source), "provider": "claude-code", "model": model,
-                            "dialect": "anthropic", **_times(stamps)}
-    out = conversation_of(steps, meta, "Claude Code")
-    out.skipped = skipped
-    return out
+    return steps, model
 
 
 def _times(stamps: list[Any]) -> dict[str, float]:
