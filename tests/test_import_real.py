@@ -442,7 +442,7 @@ def test_a_newer_version_s_unknown_lines_import_what_they_can_and_say_what_was_s
     assert [e.text for e in stored(conversation).items if isinstance(e, StoredUser)] == ["Wait for it"]
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.dictionaries(st.sampled_from(["type", "uuid", "parentUuid", "logicalParentUuid", "message",
                                                  "payload", "isMeta", "isCompactSummary", "sessionId"]),
                                 st.one_of(st.none(), st.text(max_size=5), st.integers(),
