@@ -462,3 +462,18 @@ def test_any_json_lines_import_or_are_refused_with_a_sentence(tmp_path: Path, re
             read_foreign(path, form)
         except ImportError_ as exc:
             assert str(exc)
+
+
+def test_a_newer_codex_s_unknown_items_import_what_they_can_and_say_what_was_skipped(home: Path,
+                                                                                   tmp_path: Path) -> None:
+    lines = (CORPUS / "codex" / "rollout-killed.jsonl").read_text().splitlines()
+    lines.insert(3, json.dumps({"timestamp": "2026-12-02T00:00:00Z", "type": "response_item",
+                                "payload": {"type": "tool_search_call", "query": "?"}}))
+    lines.append(json.dumps({"timestamp": "2026-12-02T00:00:01Z", "type": "memory_record", "payload": {}}))
+    path = tmp_path / "newer.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    code, printed, err = run_cli("import", str(path))
+    assert code == 0, err
+    assert "'tool_search_call'" in printed and "'memory_record'" in printed and "left out" in printed
+    conversation = printed.split()[2]
+    assert [e.text for e in stored(conversation).items if isinstance(e, StoredUser)] == ["Wait for it"]
