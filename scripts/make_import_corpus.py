@@ -173,7 +173,7 @@ def claude_code(scratch: Path) -> list[tuple[str, str]]:
             ("tools", "subagent", "killed", "rewound"), 1)}
         run(claude + ["-p", "Look around this directory", "--session-id", ids["tools"], *tools], env, work)
         made.append(("session-tools-resume-compact.jsonl", "prose, thinking, two parallel calls (Bash ls and Read), "
-                     "a failing command (ls of a missing directory), a refused permission (Write not allowed); "
+                     "a failing command (ls of a missing file), a refused permission (Write not allowed); "
                      "then `--resume` with a second prompt (two thinking and two text blocks in one message), "
                      "`/compact`, and a third prompt after the compaction"))
         run(claude + ["-p", "Count the notes", "--resume", ids["tools"], *tools], env, work)
