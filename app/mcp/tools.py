@@ -62,6 +62,7 @@ def mcp_tool(server: ServerConnection, listed: ListedTool) -> Tool:
             raise
         except Exception as exc:  # anything else the SDK raised before an answer came
             raise ToolError(f"{config.name} refused the call: {exc}") from None
+        await server.current()  # a list change sent with the answer is in force before the model hears of it
         text = _capped(map_result(result).text, result, server.output_limit)
         if result.is_error:
             raise ToolError(text or "the tool reported an error")
