@@ -16,7 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from app.mcp.wire import TAIL, LineCutter
 from tests import streamgen
 from tests.conftest import ROOT, run_cli
 from tests.faultserver import FaultServer, Reply
@@ -228,3 +231,20 @@ def test_a_tool_list_nested_too_deep_is_reported_as_such_not_as_no_answer(home: 
     assert code == 1 and "Traceback" not in out + err
     assert "deep: failed: connected, but tools/list failed: its answer is nested deeper than 100 levels" in out
     assert "did not" not in out  # not the start-up wait (600 s) running out
+
+
+# -- the reader under both transports: any chunking, the same messages ------------------------------------------------
+
+
+@given(lines=st.lists(st.binary(max_size=300).map(lambda b: b.replace(b"\n", b" ")), max_size=12),
+       cuts=st.lists(st.integers(min_value=0, max_value=4000), max_size=20))
+def test_any_chunking_of_a_server_stream_reads_as_the_same_bounded_messages(lines: list[bytes], cuts: list[int]) -> None:
+    """Lines up to the cap come out whole; a longer one comes out as its
+    head, its tail and its true length, never held whole."""
+    cap, keep = 200, 64
+    stream = b"".join(line + b"\n" for line in lines)
+    pieces = [stream[a:b] for a, b in zip([0, *sorted(cuts)], [*sorted(cuts), len(stream)], strict=True)]
+    cutter = LineCutter(cap, keep)
+    out = [item for piece in pieces for item in cutter.feed(piece)] + cutter.close()
+    expected: list[Any] = [line if len(line) <= cap else (line[:keep], line[-TAIL:], len(line)) for line in lines]
+    assert out == expected

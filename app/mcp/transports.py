@@ -51,6 +51,8 @@ def _parsed(line: bytes, on_stray: Callable[[str], None]) -> Any:
         return None
     ident = message_id(line[:1 << 16], line[-TAIL:])
     text = DEEP if why == "deep" else "its answer is not a JSON-RPC message callstream can read"
+    if ident is None:  # nothing to answer: the session hears of it as the SDK's own reader would say it
+        return ValueError(f"the server sent a message callstream cannot read: {text}")
     return SessionMessage(types.jsonrpc_message_adapter.validate_python(unreadable(ident, text)))
 
 
