@@ -238,7 +238,8 @@ def test_a_tool_list_nested_too_deep_is_reported_as_such_not_as_no_answer(home: 
 
 @given(lines=st.lists(st.binary(max_size=300).map(lambda b: b.replace(b"\n", b" ")), max_size=12),
        cuts=st.lists(st.integers(min_value=0, max_value=4000), max_size=20))
-def test_any_chunking_of_a_server_stream_reads_as_the_same_bounded_messages(lines: list[bytes], cuts: list[int]) -> None:
+def test_any_chunking_of_a_server_stream_reads_as_the_same_bounded_messages(lines: list[bytes],
+                                                                           cuts: list[int]) -> None:
     """Lines up to the cap come out whole; a longer one comes out as its
     head, its tail and its true length, never held whole."""
     cap, keep = 200, 64
