@@ -246,7 +246,13 @@ class ServerConnection:
             self._broken = False
             self._settled.set()
             self._changed()
-            await self._close.wait()
+            listening = asyncio.create_task(self._listen(client), name=f"mcp:{self.config.name}:listen")
+            try:
+                await self._close.wait()
+            finally:
+                listening.cancel()
+                with contextlib.suppress(BaseException):
+                    await listening
         finally:
             self.client = None
             with contextlib.suppress(BaseException):
@@ -268,9 +274,23 @@ class ServerConnection:
         marks the tools stale and lists them again (the calls made meanwhile
         wait for it: ``current``)."""
         if getattr(message, "method", None) == "notifications/tools/list_changed":
-            self._stale = True
-            if self._relisting is None or self._relisting.done():
-                self._relisting = asyncio.create_task(self._relist(), name=f"mcp:{self.config.name}:relist")
+            self._tools_changed()
+
+    def _tools_changed(self) -> None:
+        self._stale = True
+        if self._relisting is None or self._relisting.done():
+            self._relisting = asyncio.create_task(self._relist(), name=f"mcp:{self.config.name}:relist")
+
+    async def _listen(self, client: Any) -> None:
+        """On a 2026-07-28 connection a server tells of changed tools only on a
+        ``subscriptions/listen`` stream: open one for the connection's life
+        (an earlier era sends the notification unasked: nothing to open)."""
+        try:
+            async with client.listen(tools_list_changed=True) as subscription:
+                async for _event in subscription:
+                    self._tools_changed()
+        except Exception:  # not offered (an earlier era, no listen handler) or the stream ended: notifications only
+            return
 
     async def _relist(self) -> None:
         """List the tools again until no change is pending: new ones are
