@@ -19,6 +19,7 @@ Script keys:
   list becomes TOOLS and ``notifications/tools/list_changed`` goes out
   before the answer); ``{"status": 502}`` (HTTP: that status, no JSON-RPC
   body, after acting); ``{"malformed": true}`` (a result no client can read,
+  after acting); ``{"garbage": true}`` (HTTP: a JSON body that is not JSON,
   after acting); ``{"error": [CODE, MESSAGE]}`` (a JSON-RPC error answer, not
   acted); ``{"big": BYTES}`` (a text result that long, streamed, never held
   whole); ``{"exit_after": true}`` (answer, then exit).
@@ -203,6 +204,9 @@ def serve_http(server: Hostile, port: int) -> None:
             status = int(step.get("status", 200))
             if status != 200:
                 self._send(status, "text/html", [b"<html><body>502 Bad Gateway</body></html>"])
+                return
+            if step.get("garbage"):
+                self._send(200, "application/json", [b"<html>upstream said no</html>"])
                 return
             if len(parts) == 1:  # one answer: a JSON body, streamed without a length
                 self._send(200, "application/json", [parts[0]] if isinstance(parts[0], bytes) else parts[0])

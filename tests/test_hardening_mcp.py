@@ -249,3 +249,18 @@ def test_any_chunking_of_a_server_stream_reads_as_the_same_bounded_messages(line
     out = [item for piece in pieces for item in cutter.feed(piece)] + cutter.close()
     expected: list[Any] = [line if len(line) <= cap else (line[:keep], line[-TAIL:], len(line)) for line in lines]
     assert out == expected
+
+
+def test_a_side_effect_answered_with_a_body_that_is_not_json_is_unknown_without_a_traceback(
+        home: Path, model: FaultServer, hostile_http: tuple[Path, str]) -> None:
+    """The SDK logs a traceback for such a body: it goes to mcp-logs/sdk.log,
+    not the terminal, and the call is unknown (the server may have acted)."""
+    state, url = hostile_http
+    write_script(state, tools=[EFFECT], calls={"effect": [{"garbage": True}]})
+    (home / "config.toml").write_text(provider(model.url) + http_server("h", url, approval="never"))
+    model.replies += [Reply(calls(("h__effect", {"n": 1}))), Reply(DONE)]
+    code, out, err = run_cli("ask", "do it")
+    assert "Traceback" not in out + err and "Error parsing JSON response" not in out + err
+    assert "⚙ h__effect · unknown\n    → Error: the h server answered, but not with JSON-RPC callstream can read" in out
+    assert len(acted(state)) == 1
+    assert "Error parsing JSON response" in (home / "home" / "mcp-logs" / "sdk.log").read_text()

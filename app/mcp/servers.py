@@ -27,7 +27,7 @@ from ..stream.dialects.schemas import inline_problem
 from ..stream.limits import DEFAULT_LIMITS
 from ..stream.redact import redact, register_secret
 from ..tools.base import NotSent
-from .logs import ServerLog
+from .logs import ServerLog, quiet_sdk
 from .wire import UNREADABLE
 
 __all__ = ["ServerConnection", "ServerStatus", "MCPHub", "TransportLost", "ListedTool", "MAX_TOOLS", "IDEMPOTENCY_META"]
@@ -132,6 +132,7 @@ class ServerConnection:
         transport = "memory" if target is not None else ("stdio" if config.command else config.transport)
         self.status = ServerStatus(config.name, transport=transport)
         self.log = ServerLog(log_dir / f"{config.name}.log") if log_dir is not None and config.command else None
+        quiet_sdk(log_dir)
         self.status.log = self.log.path if self.log else None
         self.client: Any = None
         self._task: asyncio.Task[None] | None = None
@@ -346,7 +347,7 @@ class ServerConnection:
         that means: for a side effect, an unknown outcome). A server that died
         earlier is restarted once first."""
         from mcp.shared.exceptions import MCPError
-        from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR
+        from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR, PARSE_ERROR
         from pydantic import ValidationError
 
         name = self.config.name
@@ -368,6 +369,8 @@ class ServerConnection:
             data = exc.data if isinstance(exc.data, dict) else {}
             if UNREADABLE in data:
                 raise TransportLost(f"the {name} server answered, but {exc.message}") from None
+            if exc.code == PARSE_ERROR and exc.message.startswith(_SDK_PARSE_ERROR):
+                raise TransportLost(f"the {name} server answered, but not with JSON-RPC callstream can read") from None
             if status is not None and exc.code == INTERNAL_ERROR and exc.message == _SDK_HTTP_ERROR:
                 raise TransportLost(f"the {name} server answered HTTP {status} with no result") from None
             if exc.code == CONNECTION_CLOSED and self._closed_before_send():  # the SDK's, not the server's
@@ -434,6 +437,8 @@ class _StartFailed(Exception):
 
 #: What the SDK's Streamable HTTP client says for an HTTP error status with no JSON-RPC error in the body.
 _SDK_HTTP_ERROR = "Server returned an error response"
+#: What it says for an answer whose body it could not parse (the server may have acted first).
+_SDK_PARSE_ERROR = "Failed to parse JSON response"
 
 
 def _stray_words(line: str) -> str:
