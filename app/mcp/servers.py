@@ -123,8 +123,6 @@ class ServerConnection:
         self.stray: str | None = None
         #: HTTP status of each call (by idempotency key) a server answered with a 5xx.
         self.http_statuses: dict[str, int] = {}
-        #: Bumped each time the tools are listed again after ``notifications/tools/list_changed``.
-        self.generation = 0
         self._stale = False
         self._relisting: asyncio.Task[None] | None = None
         self.environ = environ
@@ -309,7 +307,6 @@ class ServerConnection:
             else:
                 self.status.reason = None
             self.status.tools, self.status.dropped = listed
-            self.generation += 1
             self._changed()
 
     async def current(self) -> None:
