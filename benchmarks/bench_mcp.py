@@ -9,6 +9,14 @@
    result mapping) against the SDK's own ``Client.call_tool`` on the same
    server, interleaved. Also, for information, the whole dispatcher path
    (ledger claim with ``synchronous=FULL`` and result) for the same call.
+3. A large result over stdio (issue 24 item 12): time until one N MB answer
+   line has been read, by the SDK's ``stdio_client`` (the reference: it holds
+   the line whole, joining each chunk to the text before it) and by
+   callstream's ``bounded_stdio`` (``app/mcp/transports.py``: a line past the
+   cap is kept as head and tail, cut to ``tool_output_bytes``).
+4. Inlining a 4 KB schema whose shared ``$ref``s name 2**40 nodes for Gemini
+   (issue 24 item 13): bounded at ``MAX_INLINED`` nodes (unbounded, it never
+   finishes: no reference can be measured).
 """
 
 from __future__ import annotations
@@ -106,6 +114,40 @@ async def round_trips(n: int) -> tuple[list[float], list[float], list[float]]:
     return sdk, ours, dispatched
 
 
+async def read_line(size: int, ours: bool) -> float:
+    """Milliseconds until a child's one ``size``-byte answer line is read."""
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    from app.mcp.transports import bounded_stdio
+
+    code = ("import sys; out = sys.stdout.buffer; out.write(b'{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":"
+            "{\"content\":[{\"type\":\"text\",\"text\":\"'); block = b'x' * (1 << 20); "
+            f"[out.write(block) for _ in range({size >> 20})]; out.write(b'\"}}]}}}}\\n'); out.flush(); "
+            "sys.stdin.read()")
+    params = StdioServerParameters(command=sys.executable, args=["-c", code])
+    started = time.perf_counter()
+    transport = bounded_stdio(params, sys.stderr, 1 << 20, print) if ours else stdio_client(params)
+    async with transport as (read, _write):
+        await read.receive()
+        elapsed = time.perf_counter() - started
+    return elapsed * 1000
+
+
+def ref_graph() -> tuple[float, int]:
+    import json
+
+    from app.stream.dialects.schemas import adapt
+
+    defs: dict[str, object] = {"d0": {"type": "string"}}
+    for i in range(1, 40):
+        defs[f"d{i}"] = {"type": "object", "properties": {"a": {"$ref": f"#/$defs/d{i - 1}"},
+                                                         "b": {"$ref": f"#/$defs/d{i - 1}"}}}
+    schema = {"type": "object", "properties": {"root": {"$ref": "#/$defs/d39"}}, "$defs": defs}
+    started = time.perf_counter()
+    adapted = adapt("gemini", schema)
+    return (time.perf_counter() - started) * 1000, len(json.dumps(adapted))
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values)
 
@@ -138,6 +180,18 @@ async def main() -> None:
         print(f"| {label} | {median(values):.3f} | {ordered[int(len(ordered) * 0.9)]:.3f} |")
     print(f"\ncallstream's overhead over the SDK: median {median(overhead):.3f} ms "
           f"(ratio {median(ours) / median(sdk):.2f}); budget 2 ms: {'met' if median(overhead) <= 2 else 'MISSED'}")
+
+    print(f"\nOne large answer line read over stdio (ms, median of {trials}; tool_output_bytes 1 MiB)\n")
+    print("| answer | SDK stdio_client (reference) | callstream bounded_stdio | ratio |")
+    print("|---|---|---|---|")
+    for mb in (4, 16, 32):
+        sdk_ms = median([await read_line(mb << 20, False) for _ in range(trials)])
+        ours_ms = median([await read_line(mb << 20, True) for _ in range(trials)])
+        print(f"| {mb} MB | {sdk_ms:.0f} | {ours_ms:.0f} | {ours_ms / sdk_ms:.2f} |")
+
+    took, size = ref_graph()
+    print(f"\nA 4 KB schema of shared $refs (2**40 nodes inlined) adapted for Gemini: {took:.0f} ms, "
+          f"{size} bytes (bounded; unbounded it does not finish)")
 
 
 if __name__ == "__main__":

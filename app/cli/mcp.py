@@ -46,13 +46,16 @@ def run(args: argparse.Namespace) -> int:
 
 async def _hub() -> Any:
     from ..files.paths import data_dir
-    from ..mcp import open_hub
+    from ..mcp.tools import mark_refusals, open_hub
     from ..settings.config import load_config
+    from ..tools.registry import Registry
 
     config = load_config()
-    hub = open_hub(config.mcp, data_dir() / "mcp-logs")
+    hub = open_hub(config.mcp, data_dir() / "mcp-logs", output_limit=config.limits.tool_output_bytes)
     hub.start()
     await hub.wait_settled()
+    # a tool whose name a command tool or an earlier server holds is refused, as a session would
+    mark_refusals(hub.servers, Registry.default(data_dir(), config))
     return hub
 
 
@@ -82,7 +85,11 @@ def _list(hub: Any, as_json: bool) -> int:
             for tool in status.tools:
                 kind = "read-only" if tool.read_only else "side effect"
                 about = tool.description.splitlines()[0] if tool.description.strip() else ""
-                print(inert(f"  {tool_name(status.name, tool.name)}  ({kind})  {about}"))
+                refused = status.refused.get(tool.name)
+                print(inert(f"  {tool_name(status.name, tool.name)}  ({kind})  "
+                            + (f"{tool.name!r} {refused}" if refused else about)))
+                if tool.note and not refused:
+                    print(inert(f"    ⚠ schema: {tool.note}"))
     return 0 if all(s.state in ("ready", "disabled") for s in statuses) else 1
 
 
@@ -98,14 +105,20 @@ def _doctor(hub: Any) -> int:
             continue
         for tool in status.tools:
             name = tool_name(status.name, tool.name)
+            refused = status.refused.get(tool.name)
+            if refused:
+                print(inert(f"{status.name} · {tool.name} ({name}): {refused}"))
+                bad += 1
+                continue
             for dialect in DIALECT_NAMES:
                 for problem in problems(dialect, tool.input_schema):
                     print(inert(f"{status.name} · {tool.name} ({name}) · {dialect}: {problem.path}: "
                                 f"{problem.reason}"))
                     bad += 1
     if bad:
-        print(f"{bad} problem{'s' if bad != 1 else ''}: a provider would refuse the request that offers these "
-              "tools (disable them with disabled_tools, or fix the server).", file=sys.stderr)
+        print(f"{bad} problem{'s' if bad != 1 else ''}: a provider would refuse (or get less than) the request "
+              "that offers these tools, or a tool is not offered (disable them with disabled_tools, or fix the "
+              "server).", file=sys.stderr)
         return 1
     print("Every tool of every server is accepted by all four wire formats.")
     return 0
@@ -134,8 +147,9 @@ def _import(file: str) -> int:
     from ..settings.mcp import MCPConfigError, from_mcp_json
 
     source = Path(file)
+    renamed: dict[str, str] = {}
     try:
-        tables = from_mcp_json(source.read_text(encoding="utf-8"), str(source))
+        tables = from_mcp_json(source.read_text(encoding="utf-8"), str(source), renamed)
     except OSError as exc:
         return fail(f"{source}: cannot read it ({exc.strerror or exc})")
     except MCPConfigError as exc:
@@ -166,8 +180,11 @@ def _import(file: str) -> int:
 
     if added:
         edit_config(path, change)
+    written = {safe: original for original, safe in renamed.items()}
     for name in added:
-        print(inert(f"added [mcp.{name}] to {path}"))
+        was = (f" (mcpServers {json.dumps(written[name])}: a server name holds only letters, digits, '_' and "
+               "'-')") if name in written else ""
+        print(inert(f"added [mcp.{name}] to {path}{was}"))
         _warn_literal_tokens(name, tables[name], path)
     for name in skipped:
         print(inert(f"kept the existing [mcp.{name}] (not replaced)"), file=sys.stderr)

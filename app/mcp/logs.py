@@ -11,6 +11,7 @@ configured with ("token … is expired") leaves no secret in the data dir.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import TextIO
 
 from ..stream.redact import redact_bytes
 
-__all__ = ["ServerLog", "LOG_CAP"]
+__all__ = ["ServerLog", "LOG_CAP", "quiet_sdk"]
 
 LOG_CAP = 1024 * 1024
 #: A line longer than this is redacted and written in pieces this long.
@@ -81,3 +82,42 @@ class ServerLog:
         except OSError:
             return ""
         return "\n".join(text.strip().splitlines()[-lines:])
+
+
+class _SdkLog(logging.Handler):
+    """The SDK's own log lines (a traceback for an answer it could not
+    parse, a warning) into ``sdk.log`` beside the servers' logs, redacted,
+    instead of on the terminal (where they would tear the TUI's screen)."""
+
+    def __init__(self, path: Path | None) -> None:
+        super().__init__(logging.WARNING)
+        self.path = path
+        self.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.path is None:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            if self.path.exists() and self.path.stat().st_size > LOG_CAP:
+                os.replace(self.path, self.path.with_name(self.path.name + ".1"))
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            try:
+                os.write(fd, redact_bytes(self.format(record).encode("utf-8", "replace") + b"\n"))
+            finally:
+                os.close(fd)
+        except OSError:
+            pass  # a log that cannot be written is no reason to disturb the screen
+
+
+def quiet_sdk(log_dir: Path | None) -> None:
+    """Send the SDK's log (``mcp.*``) to ``log_dir/sdk.log`` (the latest data
+    dir a server was opened with; nowhere before one), never to the terminal."""
+    logger = logging.getLogger("mcp")
+    handler = next((h for h in logger.handlers if isinstance(h, _SdkLog)), None)
+    if handler is None:
+        handler = _SdkLog(None)
+        logger.addHandler(handler)
+        logger.propagate = False
+    if log_dir is not None:
+        handler.path = log_dir / "sdk.log"

@@ -23,8 +23,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..settings.mcp import MCPConfigError, MCPServerConfig, expand, named_secrets
+from ..stream.dialects.schemas import inline_problem
+from ..stream.limits import DEFAULT_LIMITS
 from ..stream.redact import redact, register_secret
-from .logs import ServerLog
+from ..tools.base import NotSent
+from .logs import ServerLog, quiet_sdk
+from .wire import UNREADABLE
 
 __all__ = ["ServerConnection", "ServerStatus", "MCPHub", "TransportLost", "ListedTool", "MAX_TOOLS", "IDEMPOTENCY_META"]
 
@@ -37,7 +41,9 @@ MAX_PAGES = 100
 
 
 class TransportLost(Exception):
-    """The server went away (or stopped answering) while a call was in flight."""
+    """The call was sent but its answer was lost: the server went away or
+    stopped answering mid-call, a gateway answered 5xx, or the answer could
+    not be read. For a side effect the server may have acted."""
 
 
 @dataclass(slots=True)
@@ -50,6 +56,8 @@ class ListedTool:
     read_only: bool
     destructive: bool
     title: str | None = None
+    #: What is wrong with its schema that it is offered anyway (``$ref``s too many to inline for Gemini).
+    note: str | None = None
 
 
 @dataclass(slots=True)
@@ -59,6 +67,8 @@ class ServerStatus:
     transport: str = "stdio"
     tools: list[ListedTool] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
+    #: Listed tools not offered, by name, and why (a name another tool holds).
+    refused: dict[str, str] = field(default_factory=dict)
     started_at: float = 0.0
     ready_ms: float | None = None
     reason: str | None = None
@@ -69,6 +79,8 @@ class ServerStatus:
     def line(self) -> str:
         if self.state == "ready":
             extra = f"; {len(self.dropped)} not advertised (over the cap of {MAX_TOOLS})" if self.dropped else ""
+            extra += f"; {len(self.refused)} refused (a name already taken)" if self.refused else ""
+            extra += f"; {self.reason}" if self.reason else ""
             return f"{self.name}: {len(self.tools)} tools in {self.ready_ms:.0f} ms ({self.protocol}){extra}"
         if self.state == "failed":
             log = f" (log: {self.log})" if self.log else ""
@@ -77,12 +89,17 @@ class ServerStatus:
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "state": self.state, "transport": self.transport,
-                "tools": [t.name for t in self.tools], "dropped": list(self.dropped), "ready_ms": self.ready_ms,
+                "tools": [t.name for t in self.tools], "dropped": list(self.dropped), "refused": dict(self.refused),
+                "ready_ms": self.ready_ms,
                 "reason": self.reason, "log": str(self.log) if self.log else None, "protocol": self.protocol,
                 "restarts": self.restarts}
 
 
 def _reason(exc: BaseException) -> str:
+    from mcp.shared.exceptions import MCPError
+
+    if isinstance(exc, MCPError):  # the server's own words (or the wire's: an answer too deep to read)
+        return exc.message or f"error {exc.code}"
     if isinstance(exc, BaseExceptionGroup):
         inner = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]
         if inner:
@@ -96,15 +113,24 @@ def _reason(exc: BaseException) -> str:
 
 class ServerConnection:
     def __init__(self, config: MCPServerConfig, log_dir: Path | None, environ: dict[str, str] | None = None,
-                 target: Any = None) -> None:
+                 target: Any = None, output_limit: int = DEFAULT_LIMITS.tool_output_bytes) -> None:
         """``target`` replaces what the config says to connect to (tests pass an
-        in-memory SDK server object)."""
+        in-memory SDK server object). ``output_limit``: ``[limits]
+        tool_output_bytes``, what one result may bring (the rest is cut)."""
         self.config = config
+        self.output_limit = output_limit
+        #: What a stdio server printed on stdout that is not JSON-RPC (it ends the connection).
+        self.stray: str | None = None
+        #: HTTP status of each call (by idempotency key) a server answered with a 5xx.
+        self.http_statuses: dict[str, int] = {}
+        self._stale = False
+        self._relisting: asyncio.Task[None] | None = None
         self.environ = environ
         self.target = target
         transport = "memory" if target is not None else ("stdio" if config.command else config.transport)
         self.status = ServerStatus(config.name, transport=transport)
         self.log = ServerLog(log_dir / f"{config.name}.log") if log_dir is not None and config.command else None
+        quiet_sdk(log_dir)
         self.status.log = self.log.path if self.log else None
         self.client: Any = None
         self._task: asyncio.Task[None] | None = None
@@ -117,8 +143,12 @@ class ServerConnection:
     # -- connecting ------------------------------------------------------------
 
     def _target(self, errlog: TextIO | None) -> Any:
-        from mcp.client.stdio import StdioServerParameters, stdio_client
+        import sys
+
+        from mcp.client.stdio import StdioServerParameters
         from mcp.client.streamable_http import streamable_http_client
+
+        from .transports import bounded_http, bounded_stdio
 
         if self.target is not None:
             return self.target
@@ -130,17 +160,19 @@ class ServerConnection:
                 command=expand(cfg.command, env), args=[expand(a, env) for a in cfg.args],
                 env={k: expand(v, env) for k, v in cfg.env.items()} or None,
                 cwd=expand(cfg.cwd, env) if cfg.cwd else None)
-            return stdio_client(params, errlog=errlog) if errlog is not None else params
-        import httpx2
-
+            return bounded_stdio(params, errlog if errlog is not None else sys.stderr, self.output_limit,
+                                 self._on_stray)
         url = expand(cfg.url or "", env)
         headers = {k: expand(v, env) for k, v in cfg.headers.items()}
         if cfg.transport == "sse":
             from mcp.client.sse import sse_client
 
             return sse_client(url, headers=headers)
-        http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=cfg.tool_timeout + 5))
+        http = bounded_http(headers, cfg.tool_timeout + 5, self.output_limit, self.http_statuses)
         return streamable_http_client(url, http_client=http)
+
+    def _on_stray(self, line: str) -> None:
+        self.stray = line
 
     def start(self) -> None:
         """Begin connecting in the background (returns at once)."""
@@ -163,6 +195,7 @@ class ServerConnection:
 
         status = self.status
         status.state, status.reason, status.started_at = "connecting", None, time.perf_counter()
+        self.stray = None
         self._changed()
         errlog: TextIO | None = None
         try:
@@ -171,13 +204,16 @@ class ServerConnection:
                 target = self._target(errlog)
             except MCPConfigError as exc:
                 raise _StartFailed(str(exc)) from None
-            client = Client(target, read_timeout_seconds=self.config.tool_timeout)
+            # no read timeout of the SDK's: a call's own is ours (a server's error -32001 is the server's)
+            client = Client(target, message_handler=self._on_message)
             async with asyncio.timeout(self.config.startup_timeout):
                 await client.__aenter__()
         except BaseException as exc:
             if errlog is not None:
                 errlog.close()
-            if isinstance(exc, TimeoutError):
+            if self.stray is not None:
+                self._fail(_stray_words(self.stray))
+            elif isinstance(exc, TimeoutError):
                 self._fail(f"did not start within {self.config.startup_timeout:g} s (startup_timeout)")
             elif isinstance(exc, asyncio.CancelledError):
                 self._fail("stopped before it was ready")
@@ -192,7 +228,9 @@ class ServerConnection:
                 async with asyncio.timeout(self.config.startup_timeout):
                     listed = await self._list(client)
             except BaseException as exc:
-                if isinstance(exc, TimeoutError):
+                if self.stray is not None:
+                    self._fail(_stray_words(self.stray))
+                elif isinstance(exc, TimeoutError):
                     self._fail(f"connected, but tools/list did not answer within {self.config.startup_timeout:g} s")
                 elif isinstance(exc, asyncio.CancelledError):
                     raise
@@ -207,7 +245,13 @@ class ServerConnection:
             self._broken = False
             self._settled.set()
             self._changed()
-            await self._close.wait()
+            listening = asyncio.create_task(self._listen(client), name=f"mcp:{self.config.name}:listen")
+            try:
+                await self._close.wait()
+            finally:
+                listening.cancel()
+                with contextlib.suppress(BaseException):
+                    await listening
         finally:
             self.client = None
             with contextlib.suppress(BaseException):
@@ -217,11 +261,60 @@ class ServerConnection:
         status = self.status
         tail = self.log.tail() if self.log is not None else ""
         reason += f" — stderr: {tail.splitlines()[-1]}" if tail else ""
+        reason = " ".join(reason.split())  # one line, whatever the server printed
         status.state, status.reason = "failed", redact(reason)
         status.tools = []
         self.client = None
         self._settled.set()
         self._changed()
+
+    async def _on_message(self, message: Any) -> None:
+        """The SDK's message handler: a ``notifications/tools/list_changed``
+        marks the tools stale and lists them again (the calls made meanwhile
+        wait for it: ``current``)."""
+        if getattr(message, "method", None) == "notifications/tools/list_changed":
+            self._tools_changed()
+
+    def _tools_changed(self) -> None:
+        self._stale = True
+        if self._relisting is None or self._relisting.done():
+            self._relisting = asyncio.create_task(self._relist(), name=f"mcp:{self.config.name}:relist")
+
+    async def _listen(self, client: Any) -> None:
+        """On a 2026-07-28 connection a server tells of changed tools only on a
+        ``subscriptions/listen`` stream: open one for the connection's life
+        (an earlier era sends the notification unasked: nothing to open)."""
+        try:
+            async with client.listen(tools_list_changed=True) as subscription:
+                async for _event in subscription:
+                    self._tools_changed()
+        except Exception:  # not offered (an earlier era, no listen handler) or the stream ended: notifications only
+            return
+
+    async def _relist(self) -> None:
+        """List the tools again until no change is pending: new ones are
+        offered, removed ones retired, changed hints judged from now on. A
+        list that fails offers none (what they are now cannot be known)."""
+        while self._stale and self.client is not None:
+            self._stale = False
+            try:
+                async with asyncio.timeout(self.config.startup_timeout):
+                    listed = await self._list(self.client)
+            except Exception as exc:
+                listed = ([], [])
+                self.status.reason = redact(f"its tools changed, and listing them again failed: {_reason(exc)}; "
+                                            "none are offered")
+            else:
+                self.status.reason = None
+            self.status.tools, self.status.dropped = listed
+            self._changed()
+
+    async def current(self) -> None:
+        """Until a tool list the server said changed has been listed again."""
+        task = self._relisting
+        if task is not None and not task.done():
+            with contextlib.suppress(Exception):
+                await asyncio.shield(task)
 
     async def _list(self, client: Any) -> tuple[list[ListedTool], list[str]]:
         tools: list[ListedTool] = []
@@ -230,15 +323,17 @@ class ServerConnection:
             page = await client.list_tools(cursor=cursor)
             for tool in page.tools:
                 hints = tool.annotations
+                schema = dict(tool.input_schema or {})
                 tools.append(ListedTool(
-                    tool.name, tool.description or "", dict(tool.input_schema or {}),
+                    tool.name, tool.description or "", schema,
                     read_only=bool(hints and hints.read_only_hint),
                     destructive=not (hints and hints.destructive_hint is False),
-                    title=tool.title or (hints.title if hints else None)))
+                    title=tool.title or (hints.title if hints else None), note=inline_problem(schema)))
             cursor = page.next_cursor
             if not cursor:
                 break
         wanted = [t for t in tools if self.config.allows(t.name)]
+        self.status.refused = {}  # judged anew by whoever offers them (``tools.attach_servers``)
         return wanted[:MAX_TOOLS], [t.name for t in wanted[MAX_TOOLS:]]
 
     # -- calling ---------------------------------------------------------------
@@ -249,27 +344,41 @@ class ServerConnection:
         that means: for a side effect, an unknown outcome). A server that died
         earlier is restarted once first."""
         from mcp.shared.exceptions import MCPError
-        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+        from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR, PARSE_ERROR
+        from pydantic import ValidationError
 
+        name = self.config.name
         if self._broken or self._closed_before_send():
             self._broken = True
             await self.restart()
         client = self.client
-        if client is None:
-            raise TransportLost(f"the {self.config.name} server is not connected"
-                                + (f" ({self.status.reason})" if self.status.reason else ""))
+        if client is None:  # it was never sent: nothing can have happened
+            raise NotSent(f"the {name} server is not running, so the call was never sent"
+                          + (f" ({self.status.reason})" if self.status.reason else ""))
         limit = timeout if timeout is not None else self.config.tool_timeout
         try:
             async with asyncio.timeout(limit):
-                return await client.call_tool(tool, arguments, read_timeout_seconds=limit,
-                                              meta={IDEMPOTENCY_META: key})
+                return await client.call_tool(tool, arguments, meta={IDEMPOTENCY_META: key})
         except TimeoutError:
             raise TransportLost(f"no answer within {limit:g} s (tool_timeout)") from None
         except MCPError as exc:
-            if exc.code in (CONNECTION_CLOSED, REQUEST_TIMEOUT):
+            status = self.http_statuses.pop(key, None)
+            data = exc.data if isinstance(exc.data, dict) else {}
+            if UNREADABLE in data:
+                raise TransportLost(f"the {name} server answered, but {exc.message}") from None
+            if exc.code == PARSE_ERROR and exc.message.startswith(_SDK_PARSE_ERROR):
+                raise TransportLost(f"the {name} server answered, but not with JSON-RPC callstream can read") from None
+            if status is not None and exc.code == INTERNAL_ERROR and exc.message == _SDK_HTTP_ERROR:
+                raise TransportLost(f"the {name} server answered HTTP {status} with no result") from None
+            if exc.code == CONNECTION_CLOSED and self._closed_before_send():  # the SDK's, not the server's
                 self._mark_broken(str(exc))
-                raise TransportLost(f"the {self.config.name} server went away during the call: {exc}") from None
-            raise
+                raise TransportLost(f"the {name} server went away during the call: {exc}") from None
+            raise  # the server's own error answer: a failed call, in its words
+        except ValidationError as exc:
+            errors = exc.errors()
+            where = ".".join(str(p) for p in errors[0]["loc"]) if errors else ""
+            why = f" ({where or 'result'}: {errors[0]['msg']})" if errors else ""
+            raise TransportLost(f"the {name} server answered with a result callstream cannot read{why}") from None
         except (OSError, EOFError) as exc:
             self._mark_broken(_reason(exc))
             raise TransportLost(f"the {self.config.name} server went away during the call: {_reason(exc)}") from None
@@ -321,6 +430,19 @@ class ServerConnection:
 
 class _StartFailed(Exception):
     pass
+
+
+#: What the SDK's Streamable HTTP client says for an HTTP error status with no JSON-RPC error in the body.
+_SDK_HTTP_ERROR = "Server returned an error response"
+#: What it says for an answer whose body it could not parse (the server may have acted first).
+_SDK_PARSE_ERROR = "Failed to parse JSON response"
+
+
+def _stray_words(line: str) -> str:
+    """Why a stdio server that wrote something other than JSON-RPC on stdout failed."""
+    shown = line if len(line) <= 80 else line[:79] + "…"
+    return (f"it printed {shown!r} on stdout, where a stdio MCP server may write only JSON-RPC messages "
+            "(a banner or a log line belongs on stderr)")
 
 
 class MCPHub:

@@ -5,9 +5,17 @@ finaliser, the ledger and the cards treat them like any other tool.
 - read-only: the tool's ``readOnlyHint`` (concurrent, warmable); anything
   else, destructive or unhinted, is a side effect and asks first.
 - display: only the fields ``[mcp.NAME.tool.TOOL].display`` lists.
-- a transport death or a timeout mid-call: for a side effect ``OutcomeUnknown``
-  (the ledger keeps it as ``unknown``, never re-run); for a read-only call a
-  plain failure.
+- an answer lost after the call was sent (the server went away, a timeout,
+  HTTP 5xx, an answer that cannot be read): for a side effect
+  ``OutcomeUnknown`` (the ledger keeps it as ``unknown``, never re-run); for
+  a read-only call a plain failure. A call never sent (the server could not
+  be started again) is ``NotSent``: ``not run``. A JSON-RPC error answer is a
+  failed call in the server's words.
+- a result past ``[limits] tool_output_bytes`` is cut with the marker
+  command tools use (``app/tools/output.capped_text``); one too long to hold
+  was cut on arrival (``wire``), and its ``_meta`` says by how much.
+- hints are judged as they are now: ``refresh`` waits for a tool list the
+  server said changed.
 """
 
 from __future__ import annotations
@@ -17,12 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from ..settings.mcp import MCPServerConfig
+from ..stream.limits import DEFAULT_LIMITS
 from ..stream.redact import redact
-from ..tools.base import DisplayField, OutcomeUnknown, Tool, ToolContext, ToolError
+from ..tools.base import DisplayField, NotSent, OutcomeUnknown, Tool, ToolContext, ToolError
+from ..tools.output import capped_text
 from ..tools.registry import Registry
-from .names import tool_name
+from .names import refusals, tool_name
 from .results import map_result
 from .servers import ListedTool, MCPHub, ServerConnection, TransportLost
+from .wire import CUT_META
 
 __all__ = ["mcp_tool", "server_tools", "open_hub", "attach_servers"]
 
@@ -37,18 +48,25 @@ def mcp_tool(server: ServerConnection, listed: ListedTool) -> Tool:
     name = tool_name(config.name, listed.name)
 
     async def run(arguments: dict[str, Any], ctx: ToolContext) -> str:
+        from mcp.shared.exceptions import MCPError
+
         try:
             result = await server.call(listed.name, arguments, ctx.idempotency_key)
         except TransportLost as exc:
             if listed.read_only:
                 raise ToolError(str(exc)) from None
             raise OutcomeUnknown(f"{exc}; it may have acted") from None
-        except Exception as exc:  # a protocol error (MCPError), a result the SDK refused
+        except MCPError as exc:  # the server's own error answer: it says what went wrong
+            raise ToolError(f"{config.name} answered with an error: {exc.message or exc.code}") from None
+        except NotSent:
+            raise
+        except Exception as exc:  # anything else the SDK raised before an answer came
             raise ToolError(f"{config.name} refused the call: {exc}") from None
-        mapped = map_result(result)
-        if mapped.is_error:
-            raise ToolError(mapped.text or "the tool reported an error")
-        return mapped.text
+        await server.current()  # a list change sent with the answer is in force before the model hears of it
+        text = _capped(map_result(result).text, result, server.output_limit)
+        if result.is_error:
+            raise ToolError(text or "the tool reported an error")
+        return text
 
     description = listed.description or listed.title or listed.name
     return Tool(
@@ -61,7 +79,20 @@ def mcp_tool(server: ServerConnection, listed: ListedTool) -> Tool:
         timeout=config.tool_timeout + _MARGIN,
         approval=(options.approval if options and options.approval else None) or config.approval,
         origin=_origin(server),
+        refresh=server.current,
     )
+
+
+def _capped(text: str, result: Any, limit: int) -> str:
+    """``text`` within ``limit`` bytes, the cut stated with the one marker
+    (counting what ``wire`` already cut from an answer too long to hold)."""
+    meta = getattr(result, "meta", None) or {}
+    already = meta.get(CUT_META) if isinstance(meta, dict) else None
+    already = already if isinstance(already, int) and already > 0 else 0
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= limit and not already:
+        return text
+    return capped_text(data[:limit], len(data) - min(len(data), limit) + already)
 
 
 def _redacted(run: Callable[[dict[str, Any], ToolContext], Awaitable[str]]
@@ -73,7 +104,7 @@ def _redacted(run: Callable[[dict[str, Any], ToolContext], Awaitable[str]]
     async def redacted(arguments: dict[str, Any], ctx: ToolContext) -> str:
         try:
             return redact(await run(arguments, ctx))
-        except (ToolError, OutcomeUnknown) as exc:
+        except (ToolError, OutcomeUnknown, NotSent) as exc:
             raise type(exc)(redact(str(exc))) from None
 
     return redacted
@@ -84,19 +115,50 @@ def _origin(server: ServerConnection) -> str:
 
 
 def server_tools(server: ServerConnection) -> list[Tool]:
-    return [mcp_tool(server, listed) for listed in server.status.tools]
+    """The tools of ``server`` it may offer (a name already taken is refused: ``status.refused``)."""
+    return [mcp_tool(server, listed) for listed in server.status.tools if listed.name not in server.status.refused]
+
+
+def _named(server: ServerConnection) -> list[tuple[str, str, str]]:
+    return [(_origin(server), t.name, tool_name(server.config.name, t.name)) for t in server.status.tools]
+
+
+def mark_refusals(servers: list[ServerConnection], others: Registry) -> None:
+    """Each server's tools whose names are taken — by a built-in or command
+    tool of ``others``, by a server earlier in the config, or twice by
+    itself — are refused, with the reason, in its status (``mcp list`` and
+    ``mcp doctor`` show them)."""
+    held = [(tool.origin, name, name) for name in others.names() if (tool := others.get(name)) is not None]
+    refused = refusals([*held, *(entry for server in servers for entry in _named(server))])
+    for server in servers:
+        origin = _origin(server)
+        server.status.refused = {tool: why for (holder, tool), why in refused.items() if holder == origin}
 
 
 def attach_servers(registry: Registry, hub: MCPHub) -> None:
     """``registry`` starts, waits for and closes ``hub``'s servers, and offers
-    each server's tools as soon as it lists them (none once it fails)."""
+    each server's tools as soon as it lists them (none once it fails), and
+    again each time it lists them anew. A tool whose name another holds is
+    not offered (the first holder keeps it), and its status says why."""
     registry.attach(hub)
-    hub.listeners.append(lambda server: registry.replace(_origin(server), server_tools(server)))
+
+    def offer(server: ServerConnection) -> None:
+        origin = _origin(server)
+        held = [(tool.origin, name, name) for name in registry.names()
+                if (tool := registry.get(name)) is not None and tool.origin != origin]
+        refused = refusals([*held, *_named(server)])
+        server.status.refused = {tool: why for (holder, tool), why in refused.items() if holder == origin}
+        registry.replace(origin, server_tools(server))
+
+    hub.listeners.append(offer)
 
 
 def open_hub(configs: dict[str, MCPServerConfig], log_dir: Path | None,
-             targets: dict[str, Any] | None = None) -> MCPHub:
+             targets: dict[str, Any] | None = None,
+             output_limit: int = DEFAULT_LIMITS.tool_output_bytes) -> MCPHub:
     """A hub for the configured servers (``targets`` maps a name to an
-    in-memory SDK server, for tests)."""
+    in-memory SDK server, for tests); ``output_limit`` is ``[limits]
+    tool_output_bytes``."""
     targets = targets or {}
-    return MCPHub([ServerConnection(cfg, log_dir, target=targets.get(name)) for name, cfg in configs.items()])
+    return MCPHub([ServerConnection(cfg, log_dir, target=targets.get(name), output_limit=output_limit)
+                   for name, cfg in configs.items()])

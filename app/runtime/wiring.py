@@ -261,7 +261,7 @@ def open_runtime(provider: str | None = None, model: str | None = None, base_url
     if config.mcp:  # the SDK and the servers' code load only when a server is configured
         from ..mcp.tools import attach_servers, open_hub
 
-        hub = open_hub(config.mcp, home / "mcp-logs")
+        hub = open_hub(config.mcp, home / "mcp-logs", output_limit=config.limits.tool_output_bytes)
         attach_servers(registry, hub)
     prompt = system or (chosen.system if chosen else None) or profile.system or config.system
     return Runtime(config, profile, endpoint, registry, open_ledger(config, database),

@@ -282,10 +282,15 @@ def parse_servers(data: Any, where: str) -> dict[str, MCPServerConfig]:
     return {name: parse_server(name, table, f"{where}: mcp.{name}") for name, table in data.items()}
 
 
-def from_mcp_json(text: str, where: str) -> dict[str, dict[str, Any]]:
+def from_mcp_json(text: str, where: str, renamed: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
     """The ``mcpServers`` of a Claude Desktop / ``.mcp.json`` / oterm file as
     ``[mcp.NAME]`` tables (``${VAR}`` left as written). Each one is checked
-    by ``parse_server`` so an import never writes a table we would refuse."""
+    by ``parse_server`` so an import never writes a table we would refuse.
+
+    A name outside the server-name alphabet has those characters made ``_``;
+    when two names become one (``a.b``, ``a/b``), the later gets ``_2``,
+    ``_3``… so no server is lost. ``renamed`` (if given) gets each name
+    that changed, as written → as imported."""
     try:
         document = loads(text)
     except ValueError as exc:
@@ -307,7 +312,13 @@ def from_mcp_json(text: str, where: str) -> dict[str, dict[str, Any]]:
             table["transport"] = "sse"
         if entry.get("disabled") is True:
             table["enabled"] = False
-        safe = re.sub(r"[^A-Za-z0-9_-]", "_", str(name))[:40] or "server"
+        base = re.sub(r"[^A-Za-z0-9_-]", "_", str(name))[:40] or "server"
+        safe, n = base, 1
+        while safe in out:
+            n += 1
+            safe = f"{base[:40 - len(str(n)) - 1]}_{n}"
         parse_server(safe, table, at)
         out[safe] = table
+        if renamed is not None and safe != name:
+            renamed[str(name)] = safe
     return out

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..stream.history import ToolSpec
 
-__all__ = ["Tool", "ToolContext", "ToolError", "OutcomeUnknown", "DisplayField"]
+__all__ = ["Tool", "ToolContext", "ToolError", "OutcomeUnknown", "NotSent", "DisplayField"]
 
 
 class ToolError(Exception):
@@ -19,6 +19,12 @@ class ToolError(Exception):
 class OutcomeUnknown(Exception):
     """The tool may or may not have acted (its transport died or it stopped
     answering mid-call): recorded as ``unknown`` and never run again."""
+
+
+class NotSent(Exception):
+    """The call never reached the tool (its server died between calls and
+    could not be started again): nothing can have happened, so it is
+    ``not run``, and the message says why."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -61,6 +67,9 @@ class Tool:
     approval: str | None = None
     #: Where the tool comes from, for the approval card and ``mcp list`` ("built-in", "command", "mcp:NAME").
     origin: str = "built-in"
+    #: Brings what is known of the tool up to date before a call to it is judged (an MCP server that
+    #: announced a changed tool list is listed again first); None: nothing can change it.
+    refresh: Callable[[], Awaitable[None]] | None = None
 
     @property
     def spec(self) -> ToolSpec:

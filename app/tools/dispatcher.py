@@ -49,7 +49,7 @@ from ..ledger.branches import Lineage, ran_elsewhere, ran_on_path
 from ..rules.words import CANCELLED_UNKNOWN, UNKNOWN_ADVICE, UNKNOWN_OUTCOME
 from ..stream.blocks import not_run_words
 from .approvals import Answer
-from .base import OutcomeUnknown, Tool, ToolContext, ToolError
+from .base import NotSent, OutcomeUnknown, Tool, ToolContext, ToolError
 from .registry import Registry
 
 __all__ = ["CallUpdate", "Dispatcher", "UNKNOWN_OUTCOME", "CANCELLED_UNKNOWN", "MAX_CALLS_PER_TURN",
@@ -258,6 +258,12 @@ class Dispatcher:
         tool = self.registry.get(name)
         if tool is None:  # the finaliser rejects these; kept as a guard
             return CallUpdate(ref, "rejected", f"Error: there is no tool called {name!r}.", True, key=key)
+        if tool.refresh is not None:  # judged by what the tool is now (its server may have changed it)
+            await tool.refresh()
+            tool = self.registry.get(name)
+            if tool is None:
+                reason = f"{name} is no longer offered (its server withdrew it)"
+                return CallUpdate(ref, "not run", not_run_words(reason), True, key=key, not_run=reason)
         if self._cancel.is_set():
             return CallUpdate(ref, "not run", NOT_STARTED, True, key=key)
         other_branch = await self._ran_elsewhere(name, arguments, tool.read_only)
@@ -319,6 +325,11 @@ class Dispatcher:
             raise _Cancelled(CallUpdate(ref, "unknown", CANCELLED_UNKNOWN, True, key=key)) from None
         except TimeoutError:
             result, state, is_error = f"Error: timed out after {tool.timeout:g} s.", "failed", True
+        except NotSent as exc:  # it never reached the tool: nothing happened, and it may be asked for again
+            reason = str(exc).rstrip(".")
+            result, state, is_error = not_run_words(reason), "not run", True
+            await self._record(key, "cancelled", result, True, claim.fence)
+            return CallUpdate(ref, state, result, is_error, key=key, not_run=reason)
         except OutcomeUnknown as exc:
             result, state, is_error = f"Error: {str(exc).rstrip('.')}. {UNKNOWN_ADVICE}", "unknown", True
         except ToolError as exc:

@@ -62,7 +62,8 @@ class McpScreen(Screen[None]):
             lines.append(status.line())
             for tool in status.tools:
                 kind = "read-only" if tool.read_only else "side effect: asks first"
-                lines.append(f"    {tool_name(status.name, tool.name)}  ({kind})")
+                note = f"  ⚠ {tool.note}" if tool.note else ""
+                lines.append(f"    {tool_name(status.name, tool.name)}  ({kind}){note}")
             if status.dropped:
                 lines.append(f"    not advertised: {', '.join(status.dropped[:20])}"
                              + (" …" if len(status.dropped) > 20 else ""))
