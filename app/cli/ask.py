@@ -108,15 +108,26 @@ def _is_terminal(stream: TextIO | None) -> bool:
         return False
 
 
-def cost_line(turns: list[Any], seconds: float) -> str:
-    """One line: what the exchange cost (no numbers at all where the provider reported none)."""
+def cost_line(turns: list[Any], seconds: float, prices: Any = None) -> str:
+    """One line: what the exchange cost (no numbers at all where the provider reported none; no money
+    where ``prices`` has none for the model)."""
     from ..rules.words import plural
     from ..stream.usage import NOT_REPORTED, total, usage_words
 
     model = next((t.model for t in reversed(turns) if t.model), None)
     spent = usage_words(total(t.usage for t in turns)) or NOT_REPORTED
-    parts = [model, plural(sum(t.attempts for t in turns), "request"), spent, f"{seconds:.1f} s"]
+    money = prices.spend(turns).words() if prices is not None else ""
+    parts = [model, plural(sum(t.attempts for t in turns), "request"), spent, money, f"{seconds:.1f} s"]
     return "  · " + " · ".join(p for p in parts if p)
+
+
+def _turn_json(turn: Any, prices: Any) -> dict[str, Any]:
+    """A turn for ``--json``: its record, and what it cost in dollars where it has a price."""
+    out: dict[str, Any] = turn.to_dict()
+    cost = prices.cost(turn.usage, turn.model)
+    if cost is not None:
+        out["cost_usd"] = f"{cost:f}"
+    return out
 
 
 async def _ask(prompt: str, provider: str | None, model: str | None, base_url: str | None,
@@ -139,7 +150,7 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
     except ConfigError:
         runtime.close()
         raise
-    endpoint = runtime.endpoint
+    endpoint, prices = runtime.endpoint, runtime.prices
     if not as_json:
         session.listeners.append(Printer(session, out, err, markdown=markdown))
     loop = asyncio.get_running_loop()
@@ -167,19 +178,22 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
         from ..stream.usage import total
 
         document: dict[str, Any] = {"conversation": session.conversation, "provider": endpoint.label,
-                                    "status": done.status, "turns": [t.to_dict() for t in session.turns]}
+                                    "status": done.status, "turns": [_turn_json(t, prices) for t in session.turns]}
         if done.message:
             document["message"] = done.message
         spent = total(t.usage for t in session.turns)
         if spent is not None:
             document["usage"] = spent.to_dict()  # every request of this run together; absent when none said
+        money = prices.spend(session.turns)
+        if money.known:
+            document["cost"] = money.to_json()  # absent when no request had a price (never 0)
         document["seconds"] = round(seconds, 3)
         out.write(inert_json(document))
         out.write("\n")
     elif done.message:
         print(inert(f"  ! {done.message}"), file=err)
     if verbose and session.turns:
-        print(inert(cost_line(session.turns, seconds)), file=err)
+        print(inert(cost_line(session.turns, seconds, prices)), file=err)
     if stopped_by_signal:
         return 130  # Ctrl-C, by convention 128 + SIGINT, once the turn is saved as cancelled
     return 0 if done.status == "done" else 1

@@ -18,10 +18,11 @@ from ..ledger import Ledger, conversation_scope, open_ledger
 from ..net.endpoint import Endpoint
 from ..net.stream import Timeouts
 from ..rules.ids import InvalidId, check_id
+from ..rules.prices import PriceBook
 from ..settings.checks import ConfigError
 from ..settings.config import Config, load_config
 from ..settings.configfile import allow_always
-from ..settings.profiles import ProviderProfile
+from ..settings.profiles import ProviderProfile, price_book
 from ..settings.tools import BUILTIN_TOOL_NAMES
 from ..store import (
     Store,
@@ -72,6 +73,12 @@ class Runtime:
     system: str | None = None
     #: The config's MCP servers (their tools are the registry's once listed); None: none configured.
     mcp: MCPHub | None = None
+
+    @property
+    def prices(self) -> PriceBook:
+        """What the conversation's requests cost and the model's context window (``rules.prices``),
+        with the profiles' own prices and the current profile's provider."""
+        return price_book(self.config.providers.values(), self.profile)
 
     def offered(self, profile: ProviderProfile | None = None) -> Registry:
         """The tools offered on ``profile`` (default: the runtime's), out of every tool known."""

@@ -29,6 +29,7 @@ from widgets.note import NoteBlock
 from widgets.prompt_input import PromptInput
 from widgets.status_line import StatusLine
 
+from ..rules.prices import PriceBook
 from . import slash
 from .approval_desk import ApprovalDesk
 from .commands import builtin_commands
@@ -89,7 +90,7 @@ class ChatScreen(Screen[None]):
         #: Tools the user switched off with /tools off (this conversation only).
         self.disabled_tools: set[str] = set()
         #: What the conversation cost (the status line), and the exchange in progress (its line).
-        self.tally = Tally()
+        self.tally = Tally(self._prices)
         self.status = Status(self, lambda: self.host.clock(), lambda: self.session.busy)
         marker = Static(Content("↓ new output below — End jumps to it"), id="new-output", classes="bar")
         # the welcome is composed, not mounted later, so it is in the first frame
@@ -323,6 +324,11 @@ class ChatScreen(Screen[None]):
         self.app.copy_to_clipboard(text)
         lines = text.count("\n") + 1
         self._say(f"Copied {what} ({lines} line{'s' if lines != 1 else ''}, {len(text)} characters).")
+
+    def _prices(self) -> PriceBook:
+        """The prices in force: the runtime's (its profile follows /model), the table's alone in a replay."""
+        runtime = self.host.runtime
+        return runtime.prices if runtime is not None else PriceBook()
 
     def refresh_provider(self) -> None:
         self.status.set_provider(self.session.endpoint.label)

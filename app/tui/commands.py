@@ -147,9 +147,9 @@ def _export(context: SlashContext, argument: str) -> None:
         context.note(f"Nothing exported: {why} The conversation is unchanged.", "error")
         return
     if form == "json":
-        text = inert_json(export_document(stored)) + "\n"
+        text = inert_json(export_document(stored, runtime.prices)) + "\n"
     else:
-        text = inert(markdown_of(stored, context.display_specs))
+        text = inert(markdown_of(stored, context.display_specs, runtime.prices))
     try:
         target.write_text(text, encoding="utf-8")
     except (OSError, ValueError) as exc:

@@ -3,36 +3,57 @@
 Two sums: the whole conversation (the stored tree's turns when it was shown,
 plus this screen's exchanges since) for the status line, and the exchange in
 progress (a retry or an answered approval continues it) for the line below it.
+Tokens are summed as the providers reported them; money is each turn priced by
+its own model (``rules.prices``), so a ``/model`` switch mid-conversation adds
+each model's price.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from ..rules.prices import PriceBook, Spend
 from ..stream.usage import Costed, Usage, exchange_cost, total, usage_words
 
 __all__ = ["Tally"]
 
 
 class Tally:
-    def __init__(self) -> None:
+    def __init__(self, book: Callable[[], PriceBook] = PriceBook) -> None:
+        #: The prices in force (the runtime's: its profile may change with /model).
+        self.book = book
         self.spent_stored: Usage | None = None
         self.spent_live: Usage | None = None
         self.exchange_spent: Usage | None = None
         self.exchange_model: str | None = None
+        self.money_stored = Spend()
+        self.money_live = Spend()
+        self.exchange_money = Spend()
 
     def new_exchange(self) -> None:
         self.exchange_spent = self.exchange_model = None
+        self.exchange_money = Spend()
 
     def stored(self, stored: Any) -> None:
         """A (re)shown stored conversation: every turn of every branch was paid for."""
-        self.spent_stored = total(getattr(item, "usage", None) for item in stored.tree or stored.items)
+        items = stored.tree or stored.items
+        self.spent_stored = total(getattr(item, "usage", None) for item in items)
+        self.money_stored = self.book().spend(items)
         self.spent_live = None
+        self.money_live = Spend()
 
     def added(self, items: Iterable[Any]) -> None:
         """Entries another process added (the conversation moved on elsewhere)."""
+        items = list(items)
         self.spent_live = total([self.spent_live, *(getattr(i, "usage", None) for i in items)])
+        self.money_live += self.book().spend(items)
+
+    def turn_settled(self, usage: Usage | None, model: str | None) -> None:
+        """A live turn ended: its money, by its own model."""
+        money = self.book().spend_of(usage, model)
+        self.money_live += money
+        self.exchange_money += money
 
     def exchange_done(self, usage: Usage | None, model: str | None) -> None:
         """A live exchange ended (its requests were made): it adds to the one in progress."""
@@ -46,9 +67,11 @@ class Tally:
         if not any(t.usage is not None or t.model is not None for t in turns):
             return False
         self.exchange_spent, self.exchange_model = exchange_cost(turns)
+        self.exchange_money = self.book().spend(turns)
         return True
 
     def words(self) -> str:
-        """The status line's part: ``conversation tokens …``, or "" when no provider said."""
+        """The status line's part: ``conversation tokens … · $0.0123``, or "" when no provider said."""
         spent = usage_words(total([self.spent_stored, self.spent_live]), brief=True)
-        return f"conversation {spent}" if spent else ""
+        money = (self.money_stored + self.money_live).words()
+        return f"conversation {spent}" + (f" · {money}" if money else "") if spent else ""
