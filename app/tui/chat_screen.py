@@ -29,6 +29,7 @@ from widgets.note import NoteBlock
 from widgets.prompt_input import PromptInput
 from widgets.status_line import StatusLine
 
+from ..chat.window import Room, room_of
 from ..rules.prices import PriceBook
 from . import slash
 from .approval_desk import ApprovalDesk
@@ -92,6 +93,7 @@ class ChatScreen(Screen[None]):
         #: What the conversation cost (the status line), and the exchange in progress (its line).
         self.tally = Tally(self._prices)
         self.status = Status(self, lambda: self.host.clock(), lambda: self.session.busy)
+        self.status.room = self._room
         marker = Static(Content("↓ new output below — End jumps to it"), id="new-output", classes="bar")
         # the welcome is composed, not mounted later, so it is in the first frame
         self.transcript = Transcript(*([NoteBlock(welcome, "quiet")] if welcome else []), host=host, tally=self.tally,
@@ -329,6 +331,12 @@ class ChatScreen(Screen[None]):
         """The prices in force: the runtime's (its profile follows /model), the table's alone in a replay."""
         runtime = self.host.runtime
         return runtime.prices if runtime is not None else PriceBook()
+
+    def _room(self) -> Room | None:
+        """The context meter's reading (none before the session is attached)."""
+        if not self._attached:
+            return None
+        return room_of(self.session, self._prices().window(self.session.endpoint.model))
 
     def refresh_provider(self) -> None:
         self.status.set_provider(self.session.endpoint.label)
