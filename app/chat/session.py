@@ -362,7 +362,7 @@ class ChatSession:
                 self._mark("http", turn=index, attempt=attempt, status=exc.status, message=exc.message,
                            retryable=exc.retryable)
                 turn = Turn(self.endpoint.dialect, "provider_error", None, exc.message, parser.blocks,
-                            "unreachable" if exc.status is None else None, detail=exc.detail)
+                            exc.cause, detail=exc.detail)
                 if exc.retryable and attempt <= self.retries and not self._cancelled:
                     delay = exc.retry_after if exc.retry_after is not None else self._delay(attempt)
                     await self._fail_attempt(record, attempt, exc.message, delay)
