@@ -27,7 +27,8 @@ def markdown_of(conversation: StoredTree, display: Display, prices: PriceBook | 
         lines[-2:-1] = [lines[-2], "", f"*{spent} in all (every turn, every branch)*"]
     for item in conversation.items:
         if isinstance(item, StoredUser):
-            lines += ["## You", "", item.text, ""]
+            lines += ["## You" if item.kind == "user" else "## Summary (the conversation was compacted here)", "",
+                      item.text, ""]
             continue
         heading = "## Assistant"
         money = book.cost(item.usage, item.model) if prices else None

@@ -33,7 +33,7 @@ VERSION = 2
 def _item_document(item: StoredEntry, prices: PriceBook | None = None) -> dict[str, Any]:
     tree = {"entry": item.seq, "parent": item.parent, "branch": item.branch}
     if isinstance(item, StoredUser):
-        return {"kind": "user", "text": item.text, "exchange": item.exchange,
+        return {"kind": item.kind, "text": item.text, "exchange": item.exchange,
                 "exchange_message": item.exchange_message, **tree}
     document: dict[str, Any] = {"kind": "turn", "turn": item.turn, "attempts": item.attempts, "outcome": item.outcome,
                 "stop_reason": item.stop_reason, "error": item.error, "cause": item.cause,
@@ -127,7 +127,7 @@ def import_document(store: Store, document: Any, as_new: bool = False) -> str:
     numbers: dict[int, int] = {}
     for seq, item in enumerate(items):
         where = f"item {seq}"
-        if not isinstance(item, dict) or item.get("kind") not in ("user", "turn"):
+        if not isinstance(item, dict) or item.get("kind") not in ("user", "summary", "turn"):
             raise ImportError_(f"the transcript is damaged: {where} is neither a user message nor a turn")
         if version == 1:
             parent, branch = (seq - 1 if seq else None), ""
@@ -168,9 +168,9 @@ def _entry_of(item: dict[str, Any], seq: int, parent: int | None, branch: str, w
     for name in ("text", "exchange", "exchange_message", "outcome", "stop_reason", "error", "cause", "note",
                  "model", "detail"):
         _optional_text(item, name, where)
-    if item["kind"] == "user":
+    if item["kind"] in ("user", "summary"):
         return StoredUser(seq, item.get("text") or "", item.get("exchange"), item.get("exchange_message"), parent,
-                          branch)
+                          branch, kind=item["kind"])
     turn = _whole(item.get("turn"), f"{where}.turn", 0, _MAX_TURN)
     attempts = _whole(item.get("attempts", 1), f"{where}.attempts", 0, 1000)
     failures = item.get("failures", [])

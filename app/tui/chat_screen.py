@@ -34,6 +34,7 @@ from ..rules.prices import PriceBook
 from . import slash
 from .approval_desk import ApprovalDesk
 from .commands import builtin_commands
+from .compacting import Compacting
 from .composer import Composer
 from .context import SlashContext
 from .exchange import Exchanges
@@ -104,6 +105,8 @@ class ChatScreen(Screen[None]):
         self.approvals = ApprovalDesk(lambda: self.app, self.transcript, self.status, lambda: self.composer.prompt,
                                       self._run_exchange, self.set_timer)
         self.exchanges = Exchanges(self.transcript, self.status, self.composer, self.note, self._run_exchange)
+        self.compacting = Compacting(lambda: self.host.runtime, lambda: self.session, self.exchanges,
+                                     self.tree_control, self.status, self.note, self._run_exchange)
         self.live = LiveView(self.transcript, self.status, self.tally, self.tree_control, self.approvals.awaiting,
                              self.call_later, self.call_after_refresh)
 
@@ -216,11 +219,16 @@ class ChatScreen(Screen[None]):
             disabled_tools=self.disabled_tools, note=self.note, copy=self.copy, display_specs=host.display_specs,
             calls=self.transcript.calls, reveal_arguments=self.transcript.reveal_arguments,
             refresh_provider=self.refresh_provider, retry=self.action_retry, fork=self.action_fork,
+            compact=self.compacting.start,
             clear=self.clear_screen,
             new_conversation=host.new_conversation, show_mcp_servers=host.action_mcp_servers)
 
     def send(self, text: str) -> None:
-        """Send a prompt now (sending scrolls to the bottom)."""
+        """Send a prompt now (sending scrolls to the bottom); with ``compact = "auto"``, compact first
+        when the window is nearly full."""
+        if self.compacting.due():
+            self.compacting.then_send(text)
+            return
         self.exchanges.send(text)
 
     @on(TextArea.Changed)

@@ -250,7 +250,7 @@ class Transcript(VerticalScroll):
                 close_exchange()
                 if marked:
                     self.add(BranchMarker(*item.siblings))
-                widget = UserMessage(item.text)
+                widget = UserMessage(item.text) if item.kind == "user" else NoteBlock(item.text, "quiet")
                 widget.set_class(marked, "-after-marker")
                 self.add(widget)
                 self.entries[item.seq] = widget
