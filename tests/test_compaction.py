@@ -227,3 +227,44 @@ async def test_compact_under_pilot(config_file: Path) -> None:
         assert _items(reopened) == _items(before)  # the original path, intact
     finally:
         runtime.close()
+
+
+def test_a_compacted_conversation_exports_and_imports_with_its_summary(config_file: Path) -> None:
+    from app.store import import_document
+
+    code, out, err = ask(PROMPT, as_json=True)
+    conversation = json.loads(out)["conversation"]
+    assert ask(LATER, conversation=conversation)[0] == 0
+    assert ask("Show me order A-1042", conversation=conversation, compact=True)[0] == 0
+    runtime = open_runtime()
+    try:
+        tree = runtime.store.load(conversation)
+        assert tree is not None
+        document = export_document(tree)
+        document["conversation"]["id"] = "imported-copy"
+        import_document(runtime.store, document)
+        copy = runtime.store.load("imported-copy")
+        assert copy is not None
+        assert [getattr(i, "kind", "turn") for i in copy.tree] == [getattr(i, "kind", "turn") for i in tree.tree]
+        assert history_of(copy) == history_of(tree)  # the copy tells the model the same: summary first
+    finally:
+        runtime.close()
+
+
+async def test_auto_compaction_in_the_tui_before_a_message_that_would_nearly_fill_the_window(
+        config_file: Path) -> None:
+    config_file.write_text(config_file.read_text().replace("speed = 0\n", "speed = 0\ncontext_window = 1500\n")
+                           .replace('default = "demo"\n', 'default = "demo"\ncompact = "auto"\n'))
+    app = still(make_app(config=load_config()))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await _send(app, pilot, PROMPT)
+        assert not any(str(n.render()).startswith("Compacted") for n in app.screen.query(NoteBlock))
+        await _send(app, pilot, LATER)
+        await _send(app, pilot, "Show me order A-1042")  # the meter is at its warning now: compact first
+        await wait_for(pilot, lambda: not app.session.busy and not app.screen.exchanges.active, "the exchange")
+        await quiet(pilot)
+        notes = [str(n.render()) for n in app.screen.query(NoteBlock)]
+        assert any(n.startswith("Compacted: ") for n in notes), notes
+        assert app.session.history[-1].text.startswith("I found 1 order")  # type: ignore[union-attr]
+        assert [type(e).__name__ for e in app.session.history][:1] == ["User"]
+        assert app.session.history[0].text.startswith("Summary of the earlier conversation")  # type: ignore[union-attr]

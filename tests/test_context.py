@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.chat.window import CHARS_PER_TOKEN, WARN_AT, Room, estimate_tokens, next_request, room_words
 from app.rules.prices import PriceBook
@@ -119,3 +121,21 @@ async def test_the_meter_warns_near_the_limit_at_60x20(request: pytest.FixtureRe
         assert line.meter_warning and line.meter.endswith("— /compact")
         assert line.meter in str(line.render()) and line.usage not in str(line.render())
         check_snapshot(app, "context_meter_60x20", request.config)
+
+
+# -- any history ----------------------------------------------------------------------------------------
+
+
+_entries = st.lists(st.one_of(
+    st.builds(User, st.text(max_size=50)),
+    st.builds(Assistant, st.text(max_size=50)),
+    st.builds(ToolResult, st.text(max_size=5), st.text(max_size=10), st.text(max_size=80))), max_size=12)
+_usage = st.one_of(st.none(), st.builds(Usage, st.integers(0, 10**6), st.integers(0, 10**5)))
+
+
+@given(history=_entries, usages=st.lists(_usage, max_size=6))
+def test_the_next_request_is_never_less_than_what_was_counted(history: list[Any], usages: list[Any]) -> None:
+    used, counted = next_request(history, usages)
+    assert used >= counted >= 0
+    if counted == 0:
+        assert used == estimate_tokens(history)

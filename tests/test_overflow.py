@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.cli.ask import run_ask
 from app.net.endpoint import Endpoint
@@ -134,3 +136,29 @@ async def test_the_tui_says_it_with_the_offer() -> None:
             await tui.send(app, pilot, "hi")
             notes = [str(n.render()) for n in app.screen.query(NoteBlock)]
             assert any("too long for the model's context window" in n and "/compact" in n for n in notes), notes
+
+
+# -- any body ------------------------------------------------------------------------------------------
+
+
+_json = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=40),
+                     lambda inner: st.lists(inner, max_size=4)
+                     | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+                     max_leaves=20)
+
+
+@given(status=st.integers(100, 599), payload=_json)
+def test_any_error_body_is_read_without_a_crash(status: int, payload: Any) -> None:
+    words = overflow_words(status, payload)
+    assert words is None or isinstance(words, str)
+    if status not in (400, 413, 422):
+        assert words is None
+
+
+@given(message=st.text(max_size=200))
+def test_a_message_is_an_overflow_only_in_a_provider_s_words(message: str) -> None:
+    words = overflow_words(400, {"error": {"message": message, "type": "invalid_request_error"}})
+    known = ("prompt is too long", "maximum context length", "exceeds the context window",
+             "exceeds the available context size")
+    if words is not None:
+        assert any(k in message.lower() for k in known) or "input token count" in message.lower()

@@ -200,7 +200,7 @@ class Runtime:
     async def compact_if_due(self, session: ChatSession) -> Compacted | None:
         """``compact = "auto"``: compact when the next request would fill the share of the model's window
         the meter warns at; None when it is off, not due, or refused (the message goes out unchanged)."""
-        if self.config.compact != "auto" or session.stored is None:
+        if self.config.compact != "auto" or session.position is None:
             return None
         if not room_of(session, self.prices.window(session.endpoint.model)).warning:
             return None

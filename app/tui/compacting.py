@@ -40,7 +40,7 @@ class Compacting:
     def due(self) -> bool:
         """``compact = "auto"`` and the next request would fill the share of the window the meter warns at."""
         runtime = self._runtime()
-        if runtime is None or runtime.config.compact != "auto" or self._session().stored is None:
+        if runtime is None or runtime.config.compact != "auto" or self._session().position is None:
             return False
         session = self._session()
         return room_of(session, runtime.prices.window(session.endpoint.model)).warning
