@@ -17,6 +17,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from app.chat.compaction import CompactionRefused, split
+from app.chat.window import estimate_tokens, room_of
 from app.cli.ask import run_ask
 from app.runtime.wiring import open_runtime
 from app.settings.config import load_config
@@ -79,6 +80,7 @@ def test_compaction_goes_on_from_the_summary_and_the_recent_turns_and_loses_noth
             state["before"] = runtime.store.load(session.conversation)
             state["claims"] = runtime.ledger.entries(session.conversation)
             state["done"] = await runtime.compact(session)
+            state["room"] = room_of(session, None)
             state["sent"] = len(tee.requests)
             state["exchange"] = await session.send("Show me order A-1042")
         finally:
@@ -106,6 +108,10 @@ def test_compaction_goes_on_from_the_summary_and_the_recent_turns_and_loses_noth
         assert body["messages"] == expected["messages"]
         assert PROMPT not in json.dumps(body["messages"])  # the older part went in the summary's place
         assert state["exchange"].status == "done"
+        # the meter after it: no count the provider made measured this history yet, so all of it is estimated
+        tools = session.registry.specs()
+        assert state["room"].counted == 0
+        assert state["room"].used == estimate_tokens([User(summary.text), *history_of(recent)], None, tools)
         # the original path reopens intact, and the tree has both versions after the cut
         reopened = runtime.store.load(session.conversation, before.head)
         assert reopened is not None and _items(reopened) == _items(before)

@@ -17,6 +17,7 @@ import pytest
 
 from app.cli.ask import run_ask
 from app.net.endpoint import Endpoint
+from app.rules import prices
 from app.rules.prices import OwnPrices, PriceBook, Spend, money_words
 from app.runtime.wiring import open_runtime
 from app.settings.checks import ConfigError
@@ -265,6 +266,7 @@ async def test_the_tui_shows_each_exchange_s_price_and_the_conversation_s_and_a_
     config = Config(providers={"demo": profile}, default="demo", allow=["create_ticket"])
     app = tui.still(make_app(config=config))
     async with app.run_test(size=tui.SIZE) as pilot:
+        await tui.wait_for(pilot, prices.loaded, "the price table (loaded in a thread of its own)")
         await tui.send(app, pilot, PROMPT)
         first = sum((table(t.usage, "gpt-4o") for t in app.session.turns), Decimal(0))  # type: ignore[arg-type]
         (line,) = [str(w.render()) for w in app.screen.query(UsageLine)]

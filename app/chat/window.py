@@ -81,16 +81,25 @@ def next_request(history: Sequence[Entry], path_usage: Sequence[Usage | None], s
 
 
 def path_usage(session: Any) -> list[Usage | None]:
-    """The usage of each turn on the session's path, oldest first: the stored path's, then what this
-    session ran (a re-issued turn counts once, as it last ran)."""
+    """The usage of each turn the next request tells, oldest first: the stored path's, then what this
+    session ran (a re-issued turn counts once, as it last ran). After a compaction's summary only the
+    turns after it are told, and a count made before it (a recent turn's copy) measured the whole old
+    history: it is no count of this one (``None``)."""
     stored = getattr(session, "stored", None)
+    items = stored.items if stored is not None else []
+    cut = max((i for i, item in enumerate(items) if getattr(item, "kind", None) == "summary"), default=-1)
+    before = {item.turn for item in items[:cut + 1] if hasattr(item, "turn")}
+    stale: set[int] = set()
+    if cut >= 0 and stored is not None:
+        stale = {e.turn for e in stored.tree if hasattr(e, "turn") and e.seq < items[cut].seq}
     turns: dict[int, Usage | None] = {}
-    for item in (stored.items if stored is not None else []):
+    for item in items[cut + 1:]:
         if hasattr(item, "turn"):
-            turns[item.turn] = item.usage
+            turns[item.turn] = None if item.turn in stale else item.usage
     for record in session.turns:
-        turns.pop(record.index, None)
-        turns[record.index] = record.usage
+        if record.index not in before:
+            turns.pop(record.index, None)
+            turns[record.index] = None if record.index in stale else record.usage
     return [usage for index, usage in turns.items() if index in session.path_turns]
 
 

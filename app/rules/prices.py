@@ -19,6 +19,7 @@ so they are priced as input.
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -26,13 +27,36 @@ from typing import Any
 
 from ..stream.usage import Usage
 
-__all__ = ["OwnPrices", "Spend", "PriceBook", "money_words", "NO_PRICE"]
+__all__ = ["OwnPrices", "Spend", "PriceBook", "money_words", "NO_PRICE", "preload", "loaded"]
 
 #: A million: the table's prices and a profile's are per million tokens.
 _MTOK = Decimal(1_000_000)
 
 #: What a display says where some request had no price (its usage is shown, its money is not).
 NO_PRICE = "no price for this model"
+
+#: The table is loaded (about 30,000 lines of data: a second or so on a busy machine).
+_LOADED = threading.Event()
+_LOADING = threading.Lock()
+
+
+def _load() -> None:
+    from genai_prices.data_snapshot import get_snapshot
+
+    get_snapshot()
+    _LOADED.set()
+
+
+def preload() -> None:
+    """Load the table in a thread of its own, once, so no screen waits for it: the TUI starts it when
+    it opens and asks ``loaded()`` before a lookup it must not wait for (``wait=False``)."""
+    if _LOADED.is_set() or not _LOADING.acquire(blocking=False):
+        return
+    threading.Thread(target=_load, name="genai-prices", daemon=True).start()
+
+
+def loaded() -> bool:
+    return _LOADED.is_set()
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +136,10 @@ class PriceBook:
             return own.cost(usage)  # type: ignore[no-any-return]
         return _table_cost(usage, model, self.base_url)
 
+    def ready(self) -> bool:
+        """Whether a lookup answers at once (the table is loaded): a screen asks before it prices."""
+        return loaded()
+
     def spend(self, turns: Iterable[Any]) -> Spend:
         """The money of turns (anything with ``usage`` and ``model``): a turn without usage adds nothing."""
         out = Spend()
@@ -126,14 +154,15 @@ class PriceBook:
         cost = self.cost(usage, model)
         return Spend(cost, 1, 0) if cost is not None else Spend(Decimal(0), 0, 1)
 
-    def window(self, model: str | None) -> int | None:
-        """The model's input limit in tokens: the profile's ``context_window``, else the table's."""
+    def window(self, model: str | None, wait: bool = True) -> int | None:
+        """The model's input limit in tokens: the profile's ``context_window``, else the table's (``None``
+        until it is loaded when not ``wait``)."""
         if not model:
             return None
         own = self._own(self.windows, model)
         if own is not None:
             return int(own)
-        return _table_window(model, self.base_url)
+        return _table_window(model, self.base_url) if wait or loaded() else None
 
     def input_rate(self, model: str | None) -> Decimal | None:
         """Dollars per input token (uncached): what an estimated request costs before it is sent."""
@@ -147,6 +176,7 @@ def _table_model(model: str, base_url: str | None) -> Any:
     from genai_prices.data_snapshot import get_snapshot
 
     snapshot = get_snapshot()
+    _LOADED.set()
     for url in (base_url, None) if base_url else (None,):
         try:
             return snapshot.find_provider_model(model, None, None, url)

@@ -30,6 +30,7 @@ from widgets.prompt_input import PromptInput
 from widgets.status_line import StatusLine
 
 from ..chat.window import Room, room_of
+from ..rules import prices
 from ..rules.prices import PriceBook
 from . import slash
 from .approval_desk import ApprovalDesk
@@ -152,6 +153,7 @@ class ChatScreen(Screen[None]):
         self.exchanges.attach(session)
         self._attached = True
         session.listeners.append(self.live.on_chat_event)
+        self._price_table()
         self.status.set_provider(session.endpoint.label)
         if session.stored is not None:
             self.tree_control.show_stored(session.stored)
@@ -340,11 +342,25 @@ class ChatScreen(Screen[None]):
         runtime = self.host.runtime
         return runtime.prices if runtime is not None else PriceBook()
 
+    def _price_table(self) -> None:
+        """Load the price table off the event loop; once it is in, the status line shows money and the
+        meter where they could not be shown without it (a poll of a state, not a wait for a time)."""
+        prices.preload()
+        if prices.loaded():
+            return
+
+        def check() -> None:
+            if prices.loaded():
+                ticker.stop()
+                self.status.show_spent(self.tally)
+
+        ticker = self.set_interval(0.1, check)
+
     def _room(self) -> Room | None:
         """The context meter's reading (none before the session is attached)."""
         if not self._attached:
             return None
-        return room_of(self.session, self._prices().window(self.session.endpoint.model))
+        return room_of(self.session, self._prices().window(self.session.endpoint.model, wait=False))
 
     def refresh_provider(self) -> None:
         self.status.set_provider(self.session.endpoint.label)

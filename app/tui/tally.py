@@ -5,7 +5,9 @@ plus this screen's exchanges since) for the status line, and the exchange in
 progress (a retry or an answered approval continues it) for the line below it.
 Tokens are summed as the providers reported them; money is each turn priced by
 its own model (``rules.prices``), so a ``/model`` switch mid-conversation adds
-each model's price.
+each model's price. The turns are kept and priced when the money is shown, and
+only once the price table is loaded (in a thread of its own): until then the
+lines show tokens alone, and the screen shows them again when it is.
 """
 
 from __future__ import annotations
@@ -27,33 +29,42 @@ class Tally:
         self.spent_live: Usage | None = None
         self.exchange_spent: Usage | None = None
         self.exchange_model: str | None = None
-        self.money_stored = Spend()
-        self.money_live = Spend()
-        self.exchange_money = Spend()
+        #: The turns paid for (anything with ``usage`` and ``model``): the whole tree's, and the exchange's.
+        self.paid: list[Any] = []
+        self.exchange_paid: list[Any] = []
 
     def new_exchange(self) -> None:
         self.exchange_spent = self.exchange_model = None
-        self.exchange_money = Spend()
+        self.exchange_paid = []
 
     def stored(self, stored: Any) -> None:
         """A (re)shown stored conversation: every turn of every branch was paid for."""
         items = stored.tree or stored.items
         self.spent_stored = total(getattr(item, "usage", None) for item in items)
-        self.money_stored = self.book().spend(items)
         self.spent_live = None
-        self.money_live = Spend()
+        self.paid = [item for item in items if getattr(item, "usage", None) is not None]
 
     def added(self, items: Iterable[Any]) -> None:
         """Entries another process added (the conversation moved on elsewhere)."""
         items = list(items)
         self.spent_live = total([self.spent_live, *(getattr(i, "usage", None) for i in items)])
-        self.money_live += self.book().spend(items)
+        self.paid += [item for item in items if getattr(item, "usage", None) is not None]
 
     def turn_settled(self, usage: Usage | None, model: str | None) -> None:
-        """A live turn ended: its money, by its own model."""
-        money = self.book().spend_of(usage, model)
-        self.money_live += money
-        self.exchange_money += money
+        """A live turn ended: paid for by its own model."""
+        if usage is not None:
+            turn = _Paid(usage, model)
+            self.paid.append(turn)
+            self.exchange_paid.append(turn)
+
+    def _money(self, turns: list[Any]) -> Spend:
+        book = self.book()
+        return book.spend(turns) if book.ready() or not any(
+            getattr(t, "model", None) not in book.own for t in turns) else Spend()
+
+    @property
+    def exchange_money(self) -> Spend:
+        return self._money(self.exchange_paid)
 
     def exchange_done(self, usage: Usage | None, model: str | None) -> None:
         """A live exchange ended (its requests were made): it adds to the one in progress."""
@@ -67,11 +78,20 @@ class Tally:
         if not any(t.usage is not None or t.model is not None for t in turns):
             return False
         self.exchange_spent, self.exchange_model = exchange_cost(turns)
-        self.exchange_money = self.book().spend(turns)
+        self.exchange_paid = [t for t in turns if t.usage is not None]
         return True
 
     def words(self) -> str:
         """The status line's part: ``conversation tokens … · $0.0123``, or "" when no provider said."""
         spent = usage_words(total([self.spent_stored, self.spent_live]), brief=True)
-        money = (self.money_stored + self.money_live).words()
+        money = self._money(self.paid).words()
         return f"conversation {spent}" + (f" · {money}" if money else "") if spent else ""
+
+
+class _Paid:
+    """A live turn as far as its money goes."""
+
+    __slots__ = ("usage", "model")
+
+    def __init__(self, usage: Usage, model: str | None) -> None:
+        self.usage, self.model = usage, model
