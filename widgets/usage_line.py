@@ -15,9 +15,10 @@ from app.stream.usage import NOT_REPORTED, Usage, usage_words
 __all__ = ["UsageLine", "usage_text"]
 
 
-def usage_text(model: str | None, usage: Usage | None) -> str:
-    """``gpt-4o · tokens 1,234 in · 56 out`` (the model as the provider named it: made inert)."""
-    spent = usage_words(usage) or NOT_REPORTED
+def usage_text(model: str | None, usage: Usage | None, price: str = "") -> str:
+    """``gpt-4o · tokens 1,234 in · 56 out · $0.0012`` (the model as the provider named it: made inert;
+    ``price``: what the exchange cost in money, "" where the model has no price)."""
+    spent = (usage_words(usage) or NOT_REPORTED) + (f" · {price}" if price and usage is not None else "")
     return f"{inert(one_line(model, 80))} · {spent}" if model else spent
 
 
@@ -31,7 +32,7 @@ class UsageLine(Static):
     }
     """
 
-    def __init__(self, model: str | None, usage: Usage | None) -> None:
+    def __init__(self, model: str | None, usage: Usage | None, price: str = "") -> None:
         self.model_name = model
         self.usage = usage
-        super().__init__(Content(usage_text(model, usage)))
+        super().__init__(Content(usage_text(model, usage, price)))

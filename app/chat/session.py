@@ -110,25 +110,22 @@ class ChatSession:
         #: Speculative warming of read-only tools while their calls form.
         self.warming = True
         self.turns: list[LiveTurn] = []
-        self.next_turn = first_turn if first_turn is not None else sum(
-            1 for e in self.history if isinstance(e, Assistant))
+        self.next_turn = first_turn if first_turn is not None else sum(isinstance(e, Assistant) for e in self.history)
         self.listeners: list[Callable[[ChatEvent], None]] = []
         self._http: httpx.AsyncClient | None = http
         self._current: asyncio.Task[Any] | None = None
         self._dispatcher: Dispatcher | None = None
         self._cancelled = False
         self.busy = False
-        #: Where Ctrl+R starts: (history length, turn index) re-issues a failed
-        #: turn in which nothing was dispatched; (history length, None)
-        #: continues, as a new turn, from a failed turn whose calls ran.
+        #: Where Ctrl+R starts: (history length, turn index) re-issues a failed turn in which nothing was
+        #: dispatched; (history length, None) continues, as a new turn, from a failed turn whose calls ran.
         self._failed: tuple[int, int | None] | None = None
         #: Failed turns whose calls ran and that the loop continued from, this exchange.
         self._continuations = 0
         #: A turn index to re-issue instead of allocating one (retry_last).
         self._reissue: int | None = None
-        #: Set by the runtime (its transcript writer): the store numbers each new
-        #: entry, under its write lock so two processes on one conversation never
-        #: share one, and says what other processes added.
+        #: Set by the runtime (its transcript writer): the store numbers each new entry, under its write
+        #: lock so two processes on one conversation never share one, and says what other processes added.
         self.book: EntryBook | None = None
         #: The stored conversation this session continues, if any (for the screen).
         self.stored: StoredTree | None = None
@@ -146,6 +143,7 @@ class ChatSession:
         self.request_usage = True
         #: Where the exchange in progress began in ``turns`` (its usage is theirs).
         self._exchange_start = 0
+        self.budget: Callable[[list[LiveTurn]], str | None] | None = None  # ask --max-cost: chat/budget.py
 
     @property
     def branched(self) -> bool:
@@ -298,6 +296,8 @@ class ChatSession:
             if self.offer_tools:
                 await self.registry.settled()  # MCP servers still starting: their tools, or their failure
             for _ in range(self.max_rounds):
+                if self.budget is not None and (over := self.budget(self.turns[self._exchange_start:])):
+                    return self._done("over_budget", over)  # a stated failure, before the request is sent
                 status = await self._round()
                 if status == "needs_approval":
                     names = [c.name for c in self.turns[-1].blocks if isinstance(c, ToolCallBlock)
@@ -362,7 +362,7 @@ class ChatSession:
                 self._mark("http", turn=index, attempt=attempt, status=exc.status, message=exc.message,
                            retryable=exc.retryable)
                 turn = Turn(self.endpoint.dialect, "provider_error", None, exc.message, parser.blocks,
-                            "unreachable" if exc.status is None else None, detail=exc.detail)
+                            exc.cause, detail=exc.detail)
                 if exc.retryable and attempt <= self.retries and not self._cancelled:
                     delay = exc.retry_after if exc.retry_after is not None else self._delay(attempt)
                     await self._fail_attempt(record, attempt, exc.message, delay)

@@ -12,6 +12,7 @@ import contextlib
 import re
 import signal
 import sys
+from decimal import Decimal
 from typing import Any, TextIO
 
 from ..stream.inert import inert, inert_json
@@ -37,9 +38,26 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     ask.add_argument("--verbose", "-v", action="store_true",
                      help="end with a line on stderr saying what it cost: model, requests, tokens in and out, time "
                      "(printed anyway when stderr is a terminal)")
+    ask.add_argument("--compact", action="store_true",
+                     help="with --conversation: first summarise its older part with the model and go on from the "
+                     "summary and the last exchange on a new branch (the original stays in the tree)")
+    ask.add_argument("--max-cost", metavar="USD", type=_dollars,
+                     help="refuse a request whose estimated cost would take this exchange past USD dollars (the "
+                     "first: nothing is sent; a later one: the tool loop stops there); exit 1")
     ask.add_argument("--approve", metavar="all|read-only|TOOL,...",
                      help="run these without asking (nobody is asked in ask: any other call that needs approval "
                      "ends as 'needs approval', exit 1); also answers the pending approvals of --conversation")
+
+
+def _dollars(text: str) -> Decimal:
+    """``--max-cost``: a number of dollars above 0."""
+    try:
+        value = Decimal(text)
+    except ArithmeticError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of dollars (e.g. 0.50)") from None
+    if not value.is_finite() or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: the ceiling must be a number of dollars above 0 (e.g. 0.50)")
+    return value
 
 
 def with_attachment(prompt: str, attached: str) -> str:
@@ -98,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
         prompt = with_attachment(prompt, _read_stdin())
     return run_ask(prompt, args.provider, args.model, args.base_url, args.conversation, args.json,
                    args.no_tools, system=args.system, role=args.role, markdown=sys.stdout.isatty(),
-                   approve=args.approve, verbose=args.verbose or _is_terminal(sys.stderr))
+                   approve=args.approve, verbose=args.verbose or _is_terminal(sys.stderr), compact=args.compact,
+                   max_cost=args.max_cost)
 
 
 def _is_terminal(stream: TextIO | None) -> bool:
@@ -108,24 +127,37 @@ def _is_terminal(stream: TextIO | None) -> bool:
         return False
 
 
-def cost_line(turns: list[Any], seconds: float) -> str:
-    """One line: what the exchange cost (no numbers at all where the provider reported none)."""
+def cost_line(turns: list[Any], seconds: float, prices: Any = None) -> str:
+    """One line: what the exchange cost (no numbers at all where the provider reported none; no money
+    where ``prices`` has none for the model)."""
     from ..rules.words import plural
     from ..stream.usage import NOT_REPORTED, total, usage_words
 
     model = next((t.model for t in reversed(turns) if t.model), None)
     spent = usage_words(total(t.usage for t in turns)) or NOT_REPORTED
-    parts = [model, plural(sum(t.attempts for t in turns), "request"), spent, f"{seconds:.1f} s"]
+    money = prices.spend(turns).words() if prices is not None else ""
+    parts = [model, plural(sum(t.attempts for t in turns), "request"), spent, money, f"{seconds:.1f} s"]
     return "  · " + " · ".join(p for p in parts if p)
+
+
+def _turn_json(turn: Any, prices: Any) -> dict[str, Any]:
+    """A turn for ``--json``: its record, and what it cost in dollars where it has a price."""
+    out: dict[str, Any] = turn.to_dict()
+    cost = prices.cost(turn.usage, turn.model)
+    if cost is not None:
+        out["cost_usd"] = f"{cost:f}"
+    return out
 
 
 async def _ask(prompt: str, provider: str | None, model: str | None, base_url: str | None,
                conversation: str | None, as_json: bool, no_tools: bool, out: TextIO, err: TextIO,
                system: str | None, role: str | None, markdown: bool,
-               approve: str | None = None, verbose: bool = False) -> int:
+               approve: str | None = None, verbose: bool = False, compact: bool = False,
+               max_cost: Decimal | None = None) -> int:
     import asyncio
     import time
 
+    from ..chat.compaction import CompactionRefused
     from ..runtime.wiring import open_runtime
     from ..settings.checks import ConfigError
     from ..tools.approvals import Approvals
@@ -139,7 +171,15 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
     except ConfigError:
         runtime.close()
         raise
-    endpoint = runtime.endpoint
+    endpoint, prices = runtime.endpoint, runtime.prices
+    if max_cost is not None:
+        from ..chat.budget import Budget, unpriced
+
+        why = unpriced(prices, endpoint.model)
+        if why is not None:
+            runtime.close()
+            raise ConfigError(why)
+        session.budget = Budget(max_cost, prices, session)
     if not as_json:
         session.listeners.append(Printer(session, out, err, markdown=markdown))
     loop = asyncio.get_running_loop()
@@ -155,6 +195,13 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
     try:
         if session.pending_approvals():
             await session.resume_pending({})  # --approve decides them; the rest stay pending
+        try:
+            compacted = await (runtime.compact(session) if compact else runtime.compact_if_due(session))
+        except CompactionRefused as exc:
+            print(inert(f"callstream: {exc}"), file=err)
+            return 1
+        if compacted is not None:
+            print(inert(f"  · {compacted.words()}"), file=err)
         done = await session.send(prompt)
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -167,19 +214,22 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
         from ..stream.usage import total
 
         document: dict[str, Any] = {"conversation": session.conversation, "provider": endpoint.label,
-                                    "status": done.status, "turns": [t.to_dict() for t in session.turns]}
+                                    "status": done.status, "turns": [_turn_json(t, prices) for t in session.turns]}
         if done.message:
             document["message"] = done.message
         spent = total(t.usage for t in session.turns)
         if spent is not None:
             document["usage"] = spent.to_dict()  # every request of this run together; absent when none said
+        money = prices.spend(session.turns)
+        if money.known:
+            document["cost"] = money.to_json()  # absent when no request had a price (never 0)
         document["seconds"] = round(seconds, 3)
         out.write(inert_json(document))
         out.write("\n")
     elif done.message:
         print(inert(f"  ! {done.message}"), file=err)
     if verbose and session.turns:
-        print(inert(cost_line(session.turns, seconds)), file=err)
+        print(inert(cost_line(session.turns, seconds, prices)), file=err)
     if stopped_by_signal:
         return 130  # Ctrl-C, by convention 128 + SIGINT, once the turn is saved as cancelled
     return 0 if done.status == "done" else 1
@@ -189,7 +239,7 @@ def run_ask(prompt: str, provider: str | None = None, model: str | None = None, 
             conversation: str | None = None, as_json: bool = False, no_tools: bool = False,
             out: TextIO | None = None, err: TextIO | None = None, *, system: str | None = None,
             role: str | None = None, markdown: bool = False, approve: str | None = None,
-            verbose: bool = False) -> int:
+            verbose: bool = False, compact: bool = False, max_cost: Decimal | None = None) -> int:
     import asyncio
 
     out = out or sys.stdout
@@ -201,7 +251,7 @@ def run_ask(prompt: str, provider: str | None = None, model: str | None = None, 
 
     try:
         return asyncio.run(_ask(prompt, provider, model, base_url, conversation, as_json, no_tools, out, err,
-                                system, role, markdown, approve, verbose))
+                                system, role, markdown, approve, verbose, compact, max_cost))
     except ConfigError as exc:
         print(f"callstream: {inert(str(exc))}", file=err)
         return 2

@@ -7,7 +7,7 @@ import argparse
 import datetime
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from ..rules.titles import TITLE_LIMIT
 from ..rules.words import plural
@@ -161,8 +161,13 @@ def export_cmd(conversation: str, form: str) -> int:
         store.close()
     if stored is None:
         return fail(f"no stored conversation {conversation!r} (callstream transcripts lists them)")
+    try:
+        config = load_config()
+    except ConfigError:
+        config = None
+    prices = _prices(config)
     if form in ("callstream", "json"):
-        sys.stdout.write(inert_json(export_document(stored)))
+        sys.stdout.write(inert_json(export_document(stored, prices)))
         sys.stdout.write("\n")
         return 0
     if form == "jsonl-openai":
@@ -171,13 +176,24 @@ def export_cmd(conversation: str, form: str) -> int:
         for message in messages_of(stored):
             sys.stdout.write(inert_json(message, indent=None) + "\n")
         return 0
-    try:
-        config = load_config()
-    except ConfigError:
-        config = None
     registry = Registry.default(data_dir(), config)
-    sys.stdout.write(inert(markdown_of(stored, registry.display_specs)))
+    sys.stdout.write(inert(markdown_of(stored, registry.display_specs, prices)))
     return 0
+
+
+def _prices(config: Any) -> Any:
+    """The price book an export is priced by: the config's default profile and every profile's own
+    prices (the table alone when the config cannot be read)."""
+    from ..rules.prices import PriceBook
+    from ..settings.checks import ConfigError
+    from ..settings.profiles import price_book
+
+    if config is None:
+        return PriceBook()
+    try:
+        return price_book(config.providers.values(), config.profile())
+    except ConfigError:
+        return PriceBook()
 
 
 def import_cmd(file: str, source: str = "auto", as_new: bool = False) -> int:

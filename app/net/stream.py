@@ -33,6 +33,7 @@ from ..stream import StreamParser, Turn, Update, jsonwrite
 from ..stream.limits import full_text, loads, one_line
 from ..stream.redact import redact
 from .inflate import ACCEPT_ENCODING, InflateError, inflater_for
+from .overflow import OVERFLOW_OFFER, overflow_words
 
 __all__ = ["Timeouts", "RequestFailed", "Recorder", "CancelledWithTurn", "stream_once", "retry_after_seconds"]
 
@@ -58,7 +59,7 @@ class RequestFailed(Exception):
     """The request failed before a stream began (no bytes of a reply)."""
 
     def __init__(self, message: str, status: int | None = None, retryable: bool = False,
-                 retry_after: float | None = None, detail: str | None = None) -> None:
+                 retry_after: float | None = None, detail: str | None = None, overflow: bool = False) -> None:
         message = one_line(redact(message))
         super().__init__(message)
         #: One capped line, redacted: what notes, cards and the history say.
@@ -68,6 +69,8 @@ class RequestFailed(Exception):
         self.retry_after = retry_after
         #: The whole reply body (``full_text``: redacted, capped), for the details.
         self.detail = full_text(detail)
+        #: What the turn's ``cause`` is: no answer at all, or a request too long for the context window.
+        self.cause = "unreachable" if status is None else "context_overflow" if overflow else None
 
 
 _RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524, 529})
@@ -184,12 +187,22 @@ async def _send(client: httpx.AsyncClient, request: httpx.Request, body: dict[st
         request = _json_request(client, target, request.headers, body, timeout)
 
 
-def _provider_message(status: int, body: bytes) -> str:
+def _provider_message(status: int, body: bytes) -> tuple[str, bool]:
+    """The error's one line, and whether it says the request does not fit the context window."""
     text = body.decode("utf-8", "replace").strip()
     try:
         payload = loads(text)
     except ValueError:
         payload = None
+    overflow = overflow_words(status, payload)
+    if overflow is not None:
+        # the offer before the provider's words: the line is capped, the details keep the whole body
+        return (f"HTTP {status}: the conversation is too long for the model's context window; {OVERFLOW_OFFER} "
+                f"(the provider: {overflow})"), True
+    return _message_of(status, text, payload), False
+
+
+def _message_of(status: int, text: str, payload: Any) -> str:
     if isinstance(payload, dict):
         error = payload.get("error", payload)
         if isinstance(error, dict):
@@ -225,10 +238,10 @@ async def stream_once(
             try:
                 if response.status_code != 200:
                     data = await _read_head(response, 20_000)
-                    raise RequestFailed(_provider_message(response.status_code, data), response.status_code,
-                                        response.status_code in _RETRYABLE_STATUS,
-                                        retry_after_seconds(response.headers),
-                                        data.decode("utf-8", "replace"))
+                    message, overflow = _provider_message(response.status_code, data)
+                    raise RequestFailed(message, response.status_code, response.status_code in _RETRYABLE_STATUS,
+                                        retry_after_seconds(response.headers), data.decode("utf-8", "replace"),
+                                        overflow)
                 inflater = inflater_for(response.headers.get("content-encoding", ""))
                 reads = response.aiter_bytes() if inflater is None else response.aiter_raw()
 

@@ -10,18 +10,21 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
 
+from ..chat.compaction import Compacted, CompactionRefused, compact
 from ..chat.events import ExchangeDone
 from ..chat.session import ChatSession
 from ..chat.transcribe import TranscriptWriter
+from ..chat.window import room_of
 from ..files.paths import config_path, data_dir, recordings_dir
 from ..ledger import Ledger, conversation_scope, open_ledger
 from ..net.endpoint import Endpoint
 from ..net.stream import Timeouts
 from ..rules.ids import InvalidId, check_id
+from ..rules.prices import PriceBook
 from ..settings.checks import ConfigError
 from ..settings.config import Config, load_config
 from ..settings.configfile import allow_always
-from ..settings.profiles import ProviderProfile
+from ..settings.profiles import ProviderProfile, price_book
 from ..settings.tools import BUILTIN_TOOL_NAMES
 from ..store import (
     Store,
@@ -72,6 +75,12 @@ class Runtime:
     system: str | None = None
     #: The config's MCP servers (their tools are the registry's once listed); None: none configured.
     mcp: MCPHub | None = None
+
+    @property
+    def prices(self) -> PriceBook:
+        """What the conversation's requests cost and the model's context window (``rules.prices``),
+        with the profiles' own prices and the current profile's provider."""
+        return price_book(self.config.providers.values(), self.profile)
 
     def offered(self, profile: ProviderProfile | None = None) -> Registry:
         """The tools offered on ``profile`` (default: the runtime's), out of every tool known."""
@@ -176,6 +185,29 @@ class Runtime:
         assert stored is not None
         self._place(session, stored, stored.items, leaf, stored.items[-1].branch if stored.items else "")
         return stored
+
+    async def compact(self, session: ChatSession) -> Compacted:
+        """``/compact``, ``ask --compact``: the older part of the session's path summarised by its model,
+        the conversation going on from the summary and the recent turns on a new branch
+        (``chat.compaction``); the session is put at that branch's end. Raises ``CompactionRefused``."""
+        stored = self.store.load(session.conversation, session.position)
+        if stored is None or not stored.items:
+            raise CompactionRefused("Nothing to compact yet: the conversation has no messages.")
+        done = await compact(session, self.store, stored)
+        self.show(session, done.last)
+        return done
+
+    async def compact_if_due(self, session: ChatSession) -> Compacted | None:
+        """``compact = "auto"``: compact when the next request would fill the share of the model's window
+        the meter warns at; None when it is off, not due, or refused (the message goes out unchanged)."""
+        if self.config.compact != "auto" or session.position is None:
+            return None
+        if not room_of(session, self.prices.window(session.endpoint.model)).warning:
+            return None
+        try:
+            return await self.compact(session)
+        except CompactionRefused:
+            return None
 
     def branch_before(self, session: ChatSession, seq: int) -> StoredTree:
         """Continue from the entry before ``seq`` on a new branch: what an

@@ -72,7 +72,8 @@ __all__ = ["Config", "load_config", "KNOWN_KEYS"]
 #: A feature that reads a new key adds it to its table's set.
 KNOWN_KEYS: dict[str, set[str]] = {
     "top": {"default", "record", "system", "theme", "providers", "tools", "roles", "keys", "recordings", "ledger",
-            "team", "ledger_lease", "mcp", "approval", "limits", "max_calls_per_turn", "max_concurrent_tools"},
+            "team", "ledger_lease", "mcp", "approval", "limits", "max_calls_per_turn", "max_concurrent_tools",
+            "compact"},
     "provider": PROVIDER_KEYS,
     "tool": TOOL_KEYS,
     "role": ROLE_KEYS,
@@ -119,6 +120,10 @@ class Config:
     recordings_max_age_days: float | None = None
     #: The recordings directory is pruned, oldest first, to this many MB (None: no cap).
     recordings_max_mb: float | None = None
+    #: ``compact = "auto"``: compact before sending when the next request would fill the share of the
+    #: model's window the meter warns at (``chat.window.WARN_AT``); "off" (the default): only
+    #: ``/compact`` and ``ask --compact`` do.
+    compact: str = "off"
     #: Unknown keys (typos), one line each, for the CLI and the TUI to show.
     warnings: list[str] = field(default_factory=list)
 
@@ -207,6 +212,10 @@ def load_config(path: Path | None = None) -> Config:
 def _everyday(config: Config, data: dict[str, Any], path: Path) -> None:
     config.system = parse_text(data, "system", path, "a string")
     config.theme = parse_text(data, "theme", path, "a theme name")
+    compact = parse_text(data, "compact", path, '"auto" or "off"') or "off"
+    if compact not in ("auto", "off"):
+        raise ConfigError(f'{path}: compact must be "auto" or "off" (got {compact[:40]!r})')
+    config.compact = compact
     config.roles = parse_roles(data, path, config.warnings)
     config.keys = parse_keys(data, path)
     config.recordings_max_age_days, config.recordings_max_mb = parse_recordings(data, path, config.warnings)

@@ -6,15 +6,18 @@ the config file."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from ..rules.pacing import check_demo_speed
+from ..rules.prices import OwnPrices, PriceBook
 from ..stream import DIALECT_NAMES, jsonwrite
 from .checks import ConfigError, check_keys, positive_float, string_list
 
 __all__ = ["PROVIDER_NAMES", "PROVIDER_KEYS", "DEMO_READ_TIMEOUT", "ProviderProfile", "bare_profile",
-           "parse_provider"]
+           "parse_provider", "price_book"]
 
 #: What ``provider =`` (and ``--provider``) may name: a wire format, or the
 #: embedded demo model (openai-chat on loopback, or the wire format it is told).
@@ -22,7 +25,8 @@ PROVIDER_NAMES = (*DIALECT_NAMES, "demo")
 
 #: The keys a ``[providers.NAME]`` table may hold; anything else gets a warning naming it.
 PROVIDER_KEYS = {"provider", "model", "base_url", "key_env", "connect_timeout", "read_timeout", "deadline",
-                 "retries", "max_rounds", "options", "dialect", "speed", "tools", "system", "usage"}
+                 "retries", "max_rounds", "options", "dialect", "speed", "tools", "system", "usage",
+                 "prices", "context_window"}
 
 _DEFAULT_KEY_ENV = {
     "openai-chat": "OPENAI_API_KEY",
@@ -79,6 +83,10 @@ class ProviderProfile:
     #: Ask for token usage where the wire needs asking (OpenAI chat's
     #: ``stream_options.include_usage``); ``usage = false`` for a server that refuses the field.
     usage: bool = True
+    #: This profile's own prices for its model (``[providers.NAME.prices]``), over the table's.
+    prices: OwnPrices | None = None
+    #: This profile's model's input limit in tokens, over the table's (a local server's ``--ctx-size``).
+    context_window: int | None = None
 
     @property
     def dialect(self) -> str:
@@ -154,9 +162,41 @@ def parse_provider(name: str, table: Any, where: str, warnings: list[str]) -> Pr
         if not isinstance(table["system"], str):
             raise ConfigError(f"{where}.system must be a string")
         profile.system = table["system"]
+    if "prices" in table:
+        profile.prices = _prices(table["prices"], f"{where}.prices")
+    if "context_window" in table:
+        window = table["context_window"]
+        if not isinstance(window, int) or isinstance(window, bool) or not 1 <= window <= 100_000_000:
+            raise ConfigError(f"{where}.context_window must be a whole number of tokens from 1 to 100000000")
+        profile.context_window = window
     if provider == "demo":
         _demo(profile, table, where)
     return profile
+
+
+def _prices(table: Any, where: str) -> OwnPrices:
+    """``{input = 2.5, output = 10, cached = 1.25}``: dollars per million tokens."""
+    if not isinstance(table, dict) or not {"input", "output"} <= table.keys():
+        raise ConfigError(f"{where} must be a table with input and output (dollars per million tokens; "
+                          "cached optional), e.g. {{ input = 2.5, output = 10 }}")
+    rates: dict[str, Decimal] = {}
+    for key, value in table.items():
+        if key not in ("input", "output", "cached"):
+            raise ConfigError(f"{where}.{key} is not a price (input, output, cached)")
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1e6:
+            raise ConfigError(f"{where}.{key} must be a number of dollars per million tokens, from 0")
+        rates[key] = Decimal(str(value))
+    return OwnPrices(rates["input"], rates["output"], rates.get("cached"))
+
+
+def price_book(profiles: Iterable[ProviderProfile], current: ProviderProfile) -> PriceBook:
+    """The prices and windows a conversation is shown with: every profile's own (the current one's
+    first, for a model two profiles name), the table for the rest, looked up under the provider the
+    current profile's base URL names."""
+    ordered = [current, *(p for p in profiles if p is not current)]
+    own = {p.model: p.prices for p in reversed(ordered) if p.prices is not None}
+    windows = {p.model: p.context_window for p in reversed(ordered) if p.context_window is not None}
+    return PriceBook(own, windows, current.default_base_url())
 
 
 def _options(options: Any, where: str) -> dict[str, Any]:

@@ -3,6 +3,7 @@ prose as written and each call with its allow-listed fields and its state."""
 
 from __future__ import annotations
 
+from ..rules.prices import PriceBook, money_words
 from ..stream.blocks import ToolCallBlock
 from ..stream.preview import result_line, shown_result, visible_fields
 from ..stream.usage import total, usage_words
@@ -12,20 +13,27 @@ from .tree import StoredTree, StoredTurn, StoredUser
 __all__ = ["markdown_of"]
 
 
-def markdown_of(conversation: StoredTree, display: Display) -> str:
+def markdown_of(conversation: StoredTree, display: Display, prices: PriceBook | None = None) -> str:
     """A readable export: prose as written, each call with its allow-listed
-    fields and its state (``display(name)`` gives the allow-lists)."""
+    fields and its state (``display(name)`` gives the allow-lists); with
+    ``prices``, what each turn and the whole tree cost in money."""
+    book = prices or PriceBook({}, {}, None)
     lines = [f"# {conversation.title or 'Conversation'}", "",
              f"*{conversation.model} via {conversation.provider} · conversation {conversation.id}*", ""]
-    spent = usage_words(total(i.usage for i in conversation.tree or conversation.items if isinstance(i, StoredTurn)))
+    turns = [i for i in conversation.tree or conversation.items if isinstance(i, StoredTurn)]
+    spent = " · ".join(p for p in (usage_words(total(i.usage for i in turns)),
+                                   book.spend(turns).words() if prices else "") if p)
     if spent:
         lines[-2:-1] = [lines[-2], "", f"*{spent} in all (every turn, every branch)*"]
     for item in conversation.items:
         if isinstance(item, StoredUser):
-            lines += ["## You", "", item.text, ""]
+            lines += ["## You" if item.kind == "user" else "## Summary (the conversation was compacted here)", "",
+                      item.text, ""]
             continue
         heading = "## Assistant"
-        cost = " · ".join(part for part in (item.model, usage_words(item.usage)) if part)
+        money = book.cost(item.usage, item.model) if prices else None
+        cost = " · ".join(part for part in (item.model, usage_words(item.usage),
+                                            money_words(money) if money is not None else "") if part)
         lines += [heading, "", f"*{cost}*", ""] if cost else [heading, ""]
         for failure in item.failures:
             lines += [f"> {failure}", ""]

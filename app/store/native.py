@@ -12,6 +12,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from ..rules.ids import InvalidId, check_id
+from ..rules.prices import PriceBook
 from ..rules.titles import TITLE_LIMIT, clean_title
 from ..stream.blocks import PENDING_APPROVAL, ToolCallBlock, block_from_record, block_record
 from ..stream.limits import TooDeep, check_depth, full_text, one_line
@@ -29,10 +30,10 @@ FORMAT = "callstream-transcript"
 VERSION = 2
 
 
-def _item_document(item: StoredEntry) -> dict[str, Any]:
+def _item_document(item: StoredEntry, prices: PriceBook | None = None) -> dict[str, Any]:
     tree = {"entry": item.seq, "parent": item.parent, "branch": item.branch}
     if isinstance(item, StoredUser):
-        return {"kind": "user", "text": item.text, "exchange": item.exchange,
+        return {"kind": item.kind, "text": item.text, "exchange": item.exchange,
                 "exchange_message": item.exchange_message, **tree}
     document: dict[str, Any] = {"kind": "turn", "turn": item.turn, "attempts": item.attempts, "outcome": item.outcome,
                 "stop_reason": item.stop_reason, "error": item.error, "cause": item.cause,
@@ -42,21 +43,29 @@ def _item_document(item: StoredEntry) -> dict[str, Any]:
         document["model"] = item.model
     if item.usage is not None:
         document["usage"] = item.usage.to_dict()  # only the counts the provider gave: none is written as 0
+    cost = prices.cost(item.usage, item.model) if prices is not None else None
+    if cost is not None:
+        document["cost_usd"] = f"{cost:f}"  # derived (rules.prices), never read back: absent where unpriced
     if item.detail is not None:
         document["detail"] = item.detail  # a provider error's whole text
     return document
 
 
-def export_document(conversation: StoredTree) -> dict[str, Any]:
-    """The whole tree, every branch, in the order it was written."""
+def export_document(conversation: StoredTree, prices: PriceBook | None = None) -> dict[str, Any]:
+    """The whole tree, every branch, in the order it was written (with ``prices``: each priced turn's
+    ``cost_usd``, and the conversation's ``cost``)."""
     meta: dict[str, Any] = {
         "id": conversation.id, "title": conversation.title, "created": conversation.created,
         "updated": conversation.updated, "provider": conversation.provider, "model": conversation.model,
         "dialect": conversation.dialect, "head": conversation.head}
     if conversation.forked_from:
         meta.update(forked_from=conversation.forked_from, forked_at=conversation.forked_at)
+    items = conversation.tree or conversation.items
+    spend = prices.spend(items) if prices is not None else None
+    if spend is not None and spend.known:
+        meta["cost"] = spend.to_json()  # every turn of every branch was paid for
     return {"format": FORMAT, "version": VERSION, "conversation": meta,
-            "items": [_item_document(item) for item in conversation.tree or conversation.items]}
+            "items": [_item_document(item, prices) for item in items]}
 
 
 class ImportError_(ValueError):
@@ -118,7 +127,7 @@ def import_document(store: Store, document: Any, as_new: bool = False) -> str:
     numbers: dict[int, int] = {}
     for seq, item in enumerate(items):
         where = f"item {seq}"
-        if not isinstance(item, dict) or item.get("kind") not in ("user", "turn"):
+        if not isinstance(item, dict) or item.get("kind") not in ("user", "summary", "turn"):
             raise ImportError_(f"the transcript is damaged: {where} is neither a user message nor a turn")
         if version == 1:
             parent, branch = (seq - 1 if seq else None), ""
@@ -159,9 +168,9 @@ def _entry_of(item: dict[str, Any], seq: int, parent: int | None, branch: str, w
     for name in ("text", "exchange", "exchange_message", "outcome", "stop_reason", "error", "cause", "note",
                  "model", "detail"):
         _optional_text(item, name, where)
-    if item["kind"] == "user":
+    if item["kind"] in ("user", "summary"):
         return StoredUser(seq, item.get("text") or "", item.get("exchange"), item.get("exchange_message"), parent,
-                          branch)
+                          branch, kind=item["kind"])
     turn = _whole(item.get("turn"), f"{where}.turn", 0, _MAX_TURN)
     attempts = _whole(item.get("attempts", 1), f"{where}.attempts", 0, 1000)
     failures = item.get("failures", [])

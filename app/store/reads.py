@@ -115,9 +115,9 @@ class Reads:
             prose.setdefault((p["seq"], p["idx"]), []).append(p["text"])
         for entry in self._db.execute("SELECT * FROM entries WHERE conversation = ? ORDER BY seq", (result.id,)):
             item: StoredEntry
-            if entry["kind"] == "user":
+            if entry["kind"] in ("user", "summary"):
                 item = StoredUser(entry["seq"], entry["text"] or "", entry["exchange"], entry["exchange_message"],
-                                  entry["parent"], entry["branch"])
+                                  entry["parent"], entry["branch"], kind=entry["kind"])
             else:
                 records = [_stored_block(rec, raws.get((entry["seq"], idx)), prose.get((entry["seq"], idx)))
                            for idx, rec in sorted(blocks.get(entry["seq"], []))]

@@ -234,7 +234,7 @@ def snippet(body: str, words: list[str], width: int = 90) -> str:
 def index_existing(db: sqlite3.Connection, display: Display | None = None) -> None:
     """Index everything already stored (the migration from a store without
     search; with no allow-lists at hand, calls are found by name only)."""
-    for row in db.execute("SELECT conversation, seq, text FROM entries WHERE kind = 'user'").fetchall():
+    for row in db.execute("SELECT conversation, seq, text FROM entries WHERE kind IN ('user', 'summary')").fetchall():
         put(db, row[0], row[1], USER, row[2] or "")
     raws = {(r[0], r[1], r[2]): r[3]
             for r in db.execute("SELECT conversation, seq, idx, CAST(raw AS TEXT) FROM call_arguments")}

@@ -42,6 +42,9 @@ class StoredUser:
     parent: int | None = None
     branch: str = ""
     siblings: tuple[int, int] = (1, 1)
+    #: "user", or "summary": a compaction's note (``app/chat/compaction.py``), which stands for
+    #: everything before it on the path when the history is told (``history_of``).
+    kind: str = "user"
 
 
 @dataclass(slots=True)
@@ -158,6 +161,10 @@ def history_of(conversation: StoredTree | list[StoredEntry]) -> list[Entry]:
     history: list[Entry] = []
     for item in conversation.items if isinstance(conversation, StoredTree) else conversation:
         if isinstance(item, StoredUser):
+            # a compaction's summary replaces what came before it (which stays on the path, shown and
+            # guarded by the ledger as before: only the model is told the summary instead)
+            if item.kind == "summary":
+                history = []
             history.append(User(item.text))
             continue
         ended = Turn("", item.outcome or "complete", item.stop_reason, item.error, item.blocks,  # type: ignore[arg-type]

@@ -292,14 +292,28 @@ class Writes:
         self._db.execute("UPDATE conversations SET title = ? WHERE id = ?", (line, conversation))
         return line
 
+    def add_summary(self, conversation: str, text: str, parent: int | None, branch: str,
+                    recent: list[StoredEntry]) -> int:
+        """A compaction, in one transaction: the summary note after ``parent`` on the new ``branch``, then
+        copies of the ``recent`` entries (turn numbers kept: they are the same turns, and the ledger
+        knows their calls by them); the original entries stay where they were. Returns the last seq."""
+        with self.transaction():
+            last = self._next_seq(conversation)
+            self.insert_entry(conversation, last, StoredUser(last, text, "done", kind="summary"), parent, branch)
+            for item in recent:
+                self.insert_entry(conversation, last + 1, item, last, branch)
+                last += 1
+            self._touch(conversation, last)
+        return last
+
     def insert_entry(self, conversation: str, seq: int, item: StoredEntry, parent: int | None, branch: str) -> None:
         """Write a whole stored entry (a fork's copy, an import)."""
         now = time.time()
         if isinstance(item, StoredUser):
             self._db.execute(
                 "INSERT INTO entries (conversation, seq, kind, text, state, exchange, exchange_message, started, "
-                "parent, branch) VALUES (?, ?, 'user', ?, 'done', ?, ?, ?, ?, ?)",
-                (conversation, seq, item.text, item.exchange, item.exchange_message, now, parent, branch))
+                "parent, branch) VALUES (?, ?, ?, ?, 'done', ?, ?, ?, ?, ?)",
+                (conversation, seq, item.kind, item.text, item.exchange, item.exchange_message, now, parent, branch))
             search.put(self._db, conversation, seq, search.USER, item.text)
             return
         self._db.execute(

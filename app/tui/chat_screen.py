@@ -29,9 +29,13 @@ from widgets.note import NoteBlock
 from widgets.prompt_input import PromptInput
 from widgets.status_line import StatusLine
 
+from ..chat.window import Room, room_of
+from ..rules import prices
+from ..rules.prices import PriceBook
 from . import slash
 from .approval_desk import ApprovalDesk
 from .commands import builtin_commands
+from .compacting import Compacting
 from .composer import Composer
 from .context import SlashContext
 from .exchange import Exchanges
@@ -89,8 +93,9 @@ class ChatScreen(Screen[None]):
         #: Tools the user switched off with /tools off (this conversation only).
         self.disabled_tools: set[str] = set()
         #: What the conversation cost (the status line), and the exchange in progress (its line).
-        self.tally = Tally()
+        self.tally = Tally(self._prices)
         self.status = Status(self, lambda: self.host.clock(), lambda: self.session.busy)
+        self.status.room = self._room
         marker = Static(Content("↓ new output below — End jumps to it"), id="new-output", classes="bar")
         # the welcome is composed, not mounted later, so it is in the first frame
         self.transcript = Transcript(*([NoteBlock(welcome, "quiet")] if welcome else []), host=host, tally=self.tally,
@@ -101,6 +106,8 @@ class ChatScreen(Screen[None]):
         self.approvals = ApprovalDesk(lambda: self.app, self.transcript, self.status, lambda: self.composer.prompt,
                                       self._run_exchange, self.set_timer)
         self.exchanges = Exchanges(self.transcript, self.status, self.composer, self.note, self._run_exchange)
+        self.compacting = Compacting(lambda: self.host.runtime, lambda: self.session, self.exchanges,
+                                     self.tree_control, self.status, self.note, self._run_exchange)
         self.live = LiveView(self.transcript, self.status, self.tally, self.tree_control, self.approvals.awaiting,
                              self.call_later, self.call_after_refresh)
 
@@ -146,6 +153,7 @@ class ChatScreen(Screen[None]):
         self.exchanges.attach(session)
         self._attached = True
         session.listeners.append(self.live.on_chat_event)
+        self._price_table()
         self.status.set_provider(session.endpoint.label)
         if session.stored is not None:
             self.tree_control.show_stored(session.stored)
@@ -213,11 +221,16 @@ class ChatScreen(Screen[None]):
             disabled_tools=self.disabled_tools, note=self.note, copy=self.copy, display_specs=host.display_specs,
             calls=self.transcript.calls, reveal_arguments=self.transcript.reveal_arguments,
             refresh_provider=self.refresh_provider, retry=self.action_retry, fork=self.action_fork,
+            compact=self.compacting.start,
             clear=self.clear_screen,
             new_conversation=host.new_conversation, show_mcp_servers=host.action_mcp_servers)
 
     def send(self, text: str) -> None:
-        """Send a prompt now (sending scrolls to the bottom)."""
+        """Send a prompt now (sending scrolls to the bottom); with ``compact = "auto"``, compact first
+        when the window is nearly full."""
+        if self.compacting.due():
+            self.compacting.then_send(text)
+            return
         self.exchanges.send(text)
 
     @on(TextArea.Changed)
@@ -323,6 +336,31 @@ class ChatScreen(Screen[None]):
         self.app.copy_to_clipboard(text)
         lines = text.count("\n") + 1
         self._say(f"Copied {what} ({lines} line{'s' if lines != 1 else ''}, {len(text)} characters).")
+
+    def _prices(self) -> PriceBook:
+        """The prices in force: the runtime's (its profile follows /model), the table's alone in a replay."""
+        runtime = self.host.runtime
+        return runtime.prices if runtime is not None else PriceBook()
+
+    def _price_table(self) -> None:
+        """Load the price table off the event loop; once it is in, the status line shows money and the
+        meter where they could not be shown without it (a poll of a state, not a wait for a time)."""
+        prices.preload()
+        if prices.loaded():
+            return
+
+        def check() -> None:
+            if prices.loaded():
+                ticker.stop()
+                self.status.show_spent(self.tally)
+
+        ticker = self.set_interval(0.1, check)
+
+    def _room(self) -> Room | None:
+        """The context meter's reading (none before the session is attached)."""
+        if not self._attached:
+            return None
+        return room_of(self.session, self._prices().window(self.session.endpoint.model, wait=False))
 
     def refresh_provider(self) -> None:
         self.status.set_provider(self.session.endpoint.label)

@@ -126,6 +126,12 @@ def _copy(context: SlashContext, argument: str) -> None:
     copy_command(context, argument)
 
 
+@_command("compact", "", "summarise the older part of the conversation and go on from the summary and the last "
+         "exchange on a new branch (the original stays in the tree)", idle_only=True)
+def _compact(context: SlashContext, argument: str) -> None:
+    context.compact()
+
+
 @_command("export", "[markdown|json] [FILE]", "write this conversation to a file (Markdown shows allow-listed "
          "fields only)")
 def _export(context: SlashContext, argument: str) -> None:
@@ -147,9 +153,9 @@ def _export(context: SlashContext, argument: str) -> None:
         context.note(f"Nothing exported: {why} The conversation is unchanged.", "error")
         return
     if form == "json":
-        text = inert_json(export_document(stored)) + "\n"
+        text = inert_json(export_document(stored, runtime.prices)) + "\n"
     else:
-        text = inert(markdown_of(stored, context.display_specs))
+        text = inert(markdown_of(stored, context.display_specs, runtime.prices))
     try:
         target.write_text(text, encoding="utf-8")
     except (OSError, ValueError) as exc:

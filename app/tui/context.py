@@ -47,6 +47,8 @@ class SlashContext:
     #: The status line names the provider again (after /model, /provider).
     refresh_provider: Callable[[], None]
     retry: Callable[[], None]
+    #: /compact: summarise the older part and go on from the summary on a new branch.
+    compact: Callable[[], None]
     fork: Callable[[], None]
     clear: Callable[[], None]
     new_conversation: Callable[[], None]

@@ -108,6 +108,7 @@ class LiveView:
         elif isinstance(event, Notice):
             transcript.note(event.message, "warning")
         elif isinstance(event, TurnSettled):
+            tally.turn_settled(event.usage, event.model)
             transcript.turn_settled(event)
         elif isinstance(event, ExchangeDone):
             self._after_refresh(collector.between_turns)  # the full collection, while the reply is read

@@ -14,6 +14,7 @@ from textual.widget import Widget
 
 from widgets.status_line import StatusLine
 
+from ..chat.window import Room, room_words
 from .tally import Tally
 
 __all__ = ["Status", "QUIET_AFTER", "STATUS"]
@@ -36,6 +37,8 @@ class Status:
         self._started = 0.0
         self._last_byte = 0.0
         self._ticker: Timer | None = None
+        #: The next request against the model's window (set by the screen once it has a session).
+        self.room: Callable[[], Room | None] | None = None
 
     @property
     def line(self) -> StatusLine:
@@ -47,6 +50,7 @@ class Status:
 
     def set_provider(self, label: str) -> None:
         self.line.provider = label
+        self.show_room()  # another model: another window
 
     def begin(self) -> None:
         self._started = self._last_byte = self._clock()
@@ -94,3 +98,10 @@ class Status:
 
     def show_spent(self, tally: Tally) -> None:
         self.line.usage = tally.words()
+        self.show_room()
+
+    def show_room(self) -> None:
+        """The context meter: the next request against the model's window (quiet below
+        ``window.WARN_AT``, a warning from there)."""
+        room = self.room() if self.room is not None else None
+        self.line.meter, self.line.meter_warning = room_words(room), room is not None and room.warning

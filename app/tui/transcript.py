@@ -198,7 +198,8 @@ class Transcript(VerticalScroll):
         exchange that goes on (Ctrl+R, an approval answered) moves it down, summed."""
         if self.usage_line is not None:
             self.usage_line.remove()
-        self.usage_line = UsageLine(self.tally.exchange_model, self.tally.exchange_spent)
+        self.usage_line = UsageLine(self.tally.exchange_model, self.tally.exchange_spent,
+                                    self.tally.exchange_money.words())
         self.add(self.usage_line)
 
     def widget_for(self, block: Any, finished: bool) -> Widget:
@@ -249,7 +250,7 @@ class Transcript(VerticalScroll):
                 close_exchange()
                 if marked:
                     self.add(BranchMarker(*item.siblings))
-                widget = UserMessage(item.text)
+                widget = UserMessage(item.text) if item.kind == "user" else NoteBlock(item.text, "quiet")
                 widget.set_class(marked, "-after-marker")
                 self.add(widget)
                 self.entries[item.seq] = widget

@@ -1,0 +1,206 @@
+"""What a conversation costs in money and how many tokens a model's context window holds: the one
+definition of each. The usage line, the status line, ``ask --json`` and ``--verbose``, the exports,
+the context meter and ``ask --max-cost`` all ask a ``PriceBook``.
+
+The table is genai-prices' bundled snapshot (pydantic's maintained list of providers' prices and
+context windows, updated with each release as providers change prices). Its download of a newer
+table is never used: a price is computed offline, from what this install carries, so the same
+conversation costs the same on every screen. A model the table does not know has no price (``None``,
+shown as nothing at all — never 0), unless a profile gives its own prices (``[providers.NAME.prices]``,
+dollars per million tokens), which win for that profile's model.
+
+The counts go to the table's units as providers bill them: ``input`` (cached included) is its
+``input_tokens`` and ``cached`` its ``cache_read_tokens`` (billed at the model's cache rate where it
+has one); ``output`` (reasoning included) is ``output_tokens``: every provider in the table bills
+thinking as output. Cache writes are not told apart by our usage (Anthropic's are added to input),
+so they are priced as input.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from ..stream.usage import Usage
+
+__all__ = ["OwnPrices", "Spend", "PriceBook", "money_words", "NO_PRICE", "preload", "loaded"]
+
+#: A million: the table's prices and a profile's are per million tokens.
+_MTOK = Decimal(1_000_000)
+
+#: What a display says where some request had no price (its usage is shown, its money is not).
+NO_PRICE = "no price for this model"
+
+#: The table is loaded (about 30,000 lines of data: a second or so on a busy machine).
+_LOADED = threading.Event()
+_LOADING = threading.Lock()
+
+
+def _load() -> None:
+    from genai_prices.data_snapshot import get_snapshot
+
+    get_snapshot()
+    _LOADED.set()
+
+
+def preload() -> None:
+    """Load the table in a thread of its own, once, so no screen waits for it: the TUI starts it when
+    it opens and asks ``loaded()`` before a lookup it must not wait for (``wait=False``)."""
+    if _LOADED.is_set() or not _LOADING.acquire(blocking=False):
+        return
+    threading.Thread(target=_load, name="genai-prices", daemon=True).start()
+
+
+def loaded() -> bool:
+    return _LOADED.is_set()
+
+
+@dataclass(frozen=True, slots=True)
+class OwnPrices:
+    """A profile's own prices, dollars per million tokens (``cached``: the cache-read rate, the input
+    rate where not given)."""
+
+    input: Decimal
+    output: Decimal
+    cached: Decimal | None = None
+
+    def cost(self, usage: Usage) -> Decimal:
+        cached = usage.cached or 0
+        fresh = max((usage.input or 0) - cached, 0)
+        rate = self.input if self.cached is None else self.cached
+        return (fresh * self.input + cached * rate + (usage.output or 0) * self.output) / _MTOK
+
+
+def money_words(amount: Decimal) -> str:
+    """``$0.0123`` (four places below a dollar, two above; ``<$0.0001`` for less)."""
+    if 0 < amount < Decimal("0.0001"):
+        return "<$0.0001"
+    return f"${amount:,.2f}" if amount >= 1 else f"${amount:.4f}"
+
+
+@dataclass(frozen=True, slots=True)
+class Spend:
+    """Money over several requests: the sum of the priced ones, and how many had usage but no price
+    (then the sum is a floor, and says so)."""
+
+    amount: Decimal = Decimal(0)
+    priced: int = 0
+    unpriced: int = 0
+
+    def __add__(self, other: Spend) -> Spend:
+        return Spend(self.amount + other.amount, self.priced + other.priced, self.unpriced + other.unpriced)
+
+    @property
+    def known(self) -> bool:
+        return self.priced > 0
+
+    def words(self) -> str:
+        """``$0.0123``; ``≥ $0.0123`` when some request had no price; "" when none had one."""
+        if not self.priced:
+            return ""
+        return ("≥ " if self.unpriced else "") + money_words(self.amount)
+
+    def to_json(self) -> dict[str, Any]:
+        """For ``ask --json`` and the exports: dollars as a string (no float rounding); ``complete``
+        false when some request had no price."""
+        return {"usd": f"{self.amount:f}", "complete": not self.unpriced}
+
+
+class PriceBook:
+    """Prices and context windows for the models a conversation meets: a profile's own first, then the
+    table (by the provider the base URL names, else by the model's name alone)."""
+
+    def __init__(self, own: Mapping[str, OwnPrices] | None = None, windows: Mapping[str, int] | None = None,
+                 base_url: str | None = None) -> None:
+        self.own = dict(own or {})
+        self.windows = dict(windows or {})
+        self.base_url = base_url
+
+    def _own(self, table: Mapping[str, Any], model: str) -> Any:
+        """A profile's entry for ``model``: by its name, or the name the provider answered with
+        (``gpt-4o`` asked, ``gpt-4o-2024-08-06`` answered)."""
+        if model in table:
+            return table[model]
+        return next((v for k, v in table.items() if model.startswith(f"{k}-")), None)
+
+    def cost(self, usage: Usage | None, model: str | None) -> Decimal | None:
+        """What one request (or a turn's attempts) cost; ``None``: no counts, or no price for the model."""
+        if usage is None or not usage.known or not model:
+            return None
+        own = self._own(self.own, model)
+        if own is not None:
+            return own.cost(usage)  # type: ignore[no-any-return]
+        return _table_cost(usage, model, self.base_url)
+
+    def ready(self) -> bool:
+        """Whether a lookup answers at once (the table is loaded): a screen asks before it prices."""
+        return loaded()
+
+    def spend(self, turns: Iterable[Any]) -> Spend:
+        """The money of turns (anything with ``usage`` and ``model``): a turn without usage adds nothing."""
+        out = Spend()
+        for turn in turns:
+            out += self.spend_of(getattr(turn, "usage", None), getattr(turn, "model", None))
+        return out
+
+    def spend_of(self, usage: Usage | None, model: str | None) -> Spend:
+        """One turn's money: priced, unpriced (it has usage, the model has no price), or nothing."""
+        if usage is None or not usage.known:
+            return Spend()
+        cost = self.cost(usage, model)
+        return Spend(cost, 1, 0) if cost is not None else Spend(Decimal(0), 0, 1)
+
+    def window(self, model: str | None, wait: bool = True) -> int | None:
+        """The model's input limit in tokens: the profile's ``context_window``, else the table's (``None``
+        until it is loaded when not ``wait``)."""
+        if not model:
+            return None
+        own = self._own(self.windows, model)
+        if own is not None:
+            return int(own)
+        return _table_window(model, self.base_url) if wait or loaded() else None
+
+    def input_rate(self, model: str | None) -> Decimal | None:
+        """Dollars per input token (uncached): what an estimated request costs before it is sent."""
+        return self.cost(Usage(input=1_000_000), model)
+
+
+@functools.lru_cache(maxsize=256)
+def _table_model(model: str, base_url: str | None) -> Any:
+    """The table's (provider, model) for a name: under the provider the base URL names if the table
+    knows that URL (OpenRouter, Groq, …), else by the name alone; ``None`` where it knows neither."""
+    from genai_prices.data_snapshot import get_snapshot
+
+    snapshot = get_snapshot()
+    _LOADED.set()
+    for url in (base_url, None) if base_url else (None,):
+        try:
+            return snapshot.find_provider_model(model, None, None, url)
+        except LookupError:
+            continue
+    return None
+
+
+def _table_cost(usage: Usage, model: str, base_url: str | None) -> Decimal | None:
+    found = _table_model(model, base_url)
+    if found is None:
+        return None
+    from genai_prices import Usage as TableUsage
+
+    counts = {"input_tokens": usage.input, "cache_read_tokens": usage.cached, "output_tokens": usage.output}
+    provider, info = found
+    try:
+        price = info.calc_price(TableUsage(**{k: v for k, v in counts.items() if v is not None}), provider)
+    except (LookupError, ValueError, ArithmeticError):
+        return None  # a unit this model is not priced in: no price rather than a wrong one
+    return Decimal(price.total_price)
+
+
+def _table_window(model: str, base_url: str | None) -> int | None:
+    found = _table_model(model, base_url)
+    window = found[1].context_window if found is not None else None
+    return window if isinstance(window, int) and window > 0 else None
