@@ -174,7 +174,7 @@ class Transcript(VerticalScroll):
         self.window.scrolled()
 
     def _resized(self, _: object) -> None:
-        self.call_after_refresh(self.window.hold_still)
+        self.window.laid_out()
 
     def on_mouse_scroll_up(self) -> None:
         self.window.release()
@@ -197,6 +197,14 @@ class Transcript(VerticalScroll):
         if seq not in self.entries and self.window.active:
             self.window.reveal(seq)
         return seq in self.entries
+
+    def scroll_to_entry(self, widget: Widget) -> None:
+        """Show ``widget`` (an entry's first) at the top of the view (held there while pages load)."""
+        self.release_anchor()
+        if self.window.active:
+            self.window.pin_top(widget)
+        else:
+            widget.scroll_visible(animate=False, top=True)
 
     def versions_of(self, seq: int) -> tuple[int, int]:
         """Entry ``seq``'s place among its versions, as the outline read it ((1, 1): not known)."""
@@ -330,7 +338,7 @@ class Transcript(VerticalScroll):
         if runtime is None or not stored.items:
             return self.render_items(stored.items)
         window = self.window
-        window.open(runtime.store, stored.id, stored.head, around)
+        window.open(runtime.store, stored.id, stored.head, around, live=stored.items[-1])
         self.reorder([entry.seq for entry in window.outline], {entry.seq: entry.kind for entry in window.outline})
         last_user = max((i for i, e in enumerate(window.outline) if e.kind == "user"), default=0)
         return exchange_status(runtime.store.page(stored.id, [e.seq for e in window.outline[last_user:]]))
@@ -340,8 +348,8 @@ class Transcript(VerticalScroll):
         marker above an entry that has other versions); the status the last
         exchange ended with, if it did not end well."""
         widgets, seqs = self.build_items(items, last=True)
-        for seq in seqs:
-            self._enter(seq, self.kind(seq))
+        for item, seq in zip(items, seqs, strict=True):
+            self._enter(seq, "turn" if hasattr(item, "blocks") else "user")
         if widgets:
             if self.window.detached and not self.busy():
                 self.window.to_end()
@@ -381,10 +389,8 @@ class Transcript(VerticalScroll):
                 widget.set_class(marked, "-after-marker")
                 widgets.append(widget)
                 self.entries[item.seq] = widget
-                self.kinds.setdefault(item.seq, "user")
                 message = item.exchange_message
                 continue
-            self.kinds.setdefault(item.seq, "turn")
             if marked:
                 widgets.append(BranchMarker(*item.siblings))
             for failure in item.failures:

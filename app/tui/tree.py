@@ -109,8 +109,7 @@ class TreeController:
         for widget in widgets:
             widget.add_class("-selected")
         if widgets:
-            transcript.release_anchor()
-            widgets[0].scroll_visible(animate=False, top=True)
+            transcript.scroll_to_entry(widgets[0])
         stored = self.session.stored
         entry = stored.entry(seq) if stored is not None else None
         versions = f" · version {entry.siblings[0]} of {entry.siblings[1]}" if entry and entry.siblings[1] > 1 else ""

@@ -33,12 +33,13 @@ if TYPE_CHECKING:
 
 __all__ = ["Window", "paginate", "EXCHANGES_PER_PAGE", "FIRST_PAGES", "MOST_PAGES"]
 
-#: Exchanges in a page (about a screen of a tall terminal each).
-EXCHANGES_PER_PAGE = 6
-#: Pages mounted when a conversation opens (the last few screens).
+#: Exchanges in a page (a few screens of a tall terminal each, for a turn with calls and a reply).
+EXCHANGES_PER_PAGE = 4
+#: Pages mounted when a conversation opens (the last few screens; more come while they do not
+#: fill two screens above the viewport).
 FIRST_PAGES = 2
-#: More pages mounted than this: the one farthest from the viewport goes.
-MOST_PAGES = 5
+#: More pages mounted than this: the one farthest from the viewport goes, once it is two screens away.
+MOST_PAGES = 6
 
 
 def paginate(outline: list[OutlineEntry]) -> list[tuple[int, int]]:
@@ -109,6 +110,8 @@ class Window:
         self._seqs: dict[int, list[int]] = {}
         #: The widgets added after the last stored page (live output, notes).
         self.detached = False
+        #: The session's own copy of the path's last entry (see ``open``).
+        self._live: Any = None
         #: The widget whose place on screen must not move, and where it was (rows below the top).
         self._pin: tuple[Widget, int] | None = None
         self._paging = False
@@ -145,9 +148,13 @@ class Window:
 
     # -- opening -------------------------------------------------------------------------
 
-    def open(self, store: Store, conversation: str, head: int | None, around: int | None) -> None:
-        """The path to ``head`` read as an outline; the pages around entry ``around`` (else the last) mounted."""
+    def open(self, store: Store, conversation: str, head: int | None, around: int | None,
+             live: Any = None) -> None:
+        """The path to ``head`` read as an outline; the pages around entry ``around`` (else the last)
+        mounted. ``live``: the session's own copy of the last entry, shown instead of the store's (a
+        stored call awaiting approval is answered on that copy, and its card must see it change)."""
         self.store, self.conversation = store, conversation
+        self._live = live
         self._set_outline(store.outline(conversation, head))
         self.mounted.clear()
         self._seqs.clear()
@@ -157,6 +164,7 @@ class Window:
     def reset(self) -> None:
         """The transcript's widgets all went (``Transcript.reset``): nothing is mounted, nothing paged."""
         self.store = None
+        self._live = None
         self._set_outline([])
         self.mounted.clear()
         self._seqs.clear()
@@ -176,11 +184,15 @@ class Window:
             widgets += self._build(number)
         self.transcript.mount_all(widgets)
         self.detached = numbers[-1] < len(self.pages) - 1
+        self._paging = True
 
     def _build(self, number: int) -> list[Widget]:
         assert self.store is not None
         start, end = self.pages[number]
         items = self.store.page(self.conversation, [entry.seq for entry in self.outline[start:end]])
+        live = self._live
+        if live is not None:
+            items = [live if item.seq == live.seq else item for item in items]
         siblings = {entry.seq: entry.siblings for entry in self.outline[start:end]}
         for item in items:
             item.siblings = siblings.get(item.seq, (1, 1))
@@ -209,7 +221,8 @@ class Window:
         return True
 
     def to_top(self) -> None:
-        if self.active and 0 not in self.mounted:
+        """Home: the first page (while a turn runs, the top of the window: pages keep coming as it is read)."""
+        if self.active and 0 not in self.mounted and not self.transcript.busy():
             self._replace(self.outline[0].seq)
 
     def to_end(self) -> bool:
@@ -258,7 +271,8 @@ class Window:
         above = number < self.first
         if above:
             anchor = self.mounted[self.first][0]
-            self._hold(anchor)
+            if self._pin is None:  # a pin already set (a jump, the page before) still says what is on screen
+                self._hold(anchor)
             widgets = self._build(number)
             transcript.mount_all(widgets, before=anchor)
         else:
@@ -268,27 +282,36 @@ class Window:
             if number == len(self.pages) - 1:
                 self.detached = False
         self._paging = True
-        transcript.call_after_refresh(self._paged)
         if trim:
             self._trim(dropping_below=above)
 
-    def _paged(self) -> None:
-        self._paging = False
+    def laid_out(self) -> None:
+        """The transcript was laid out again (its virtual size changed): the view held still;
+        after a page came, another while the window does not reach far enough."""
         self.hold_still()
+        if self._paging:
+            self._paging = False
+            self.transcript.call_after_refresh(self.scrolled)
 
     def _trim(self, dropping_below: bool) -> None:
+        transcript = self.transcript
+        height = max(transcript.size.height, 1)
+        top, bottom = transcript.scroll_y - 2 * height, transcript.scroll_y + 3 * height
         while len(self.mounted) > MOST_PAGES:
             if dropping_below:
-                if self.transcript.busy():
-                    return  # the live widgets are below
                 number = self.end - 1
+                if transcript.busy() or self.mounted[number][0].virtual_region.y < bottom:
+                    return  # the live widgets are below, or the page is close to the view
                 if number == len(self.pages) - 1:
                     self._drop_tail()
                 self._forget(number)
                 self.detached = True
             else:
                 number = self.first
-                self._hold(self.mounted[number + 1][0])
+                if self.mounted[number][-1].virtual_region.bottom > top:
+                    return
+                if self._pin is None:
+                    self._hold(self.mounted[number + 1][0])
                 self._forget(number)
 
     def _drop_tail(self) -> None:
@@ -311,6 +334,11 @@ class Window:
         """Keep ``widget`` where it is on screen while pages come and go above it."""
         region = widget.virtual_region
         self._pin = (widget, region.y - round(self.transcript.scroll_y))
+
+    def pin_top(self, widget: Widget) -> None:
+        """A jump: ``widget`` at the top of the view, and kept there while pages come in around it."""
+        self._pin = (widget, 0)
+        self.hold_still()
 
     def release(self) -> None:
         """The user moved the view: nothing is held any more."""
