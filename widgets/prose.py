@@ -17,7 +17,9 @@ costs, however long the reply is:
   without a layout (``update_in_place``);
 - the last block loses its bottom margin through a class this widget moves,
   not a ``:last-child`` selector (an order-dependent selector makes Textual
-  restyle every sibling on every mount: quadratic over a reply).
+  restyle every sibling on every mount: quadratic over a reply);
+- a finished reply (a reopened one) is written in one go as soon as it is
+  mounted, not after the streaming timer.
 
 Text is made inert (control characters shown escaped) before it is
 written; Markdown never interprets console markup.
@@ -84,6 +86,8 @@ class ProseBlock(Markdown):
         self._flushing = asyncio.Lock()
         self._scheduled = False
         self._written = 0
+        #: Given its whole text (a stored reply): written once, at mount, without the timer.
+        self._finished = bool(text)
 
     @property
     def source(self) -> str:
@@ -97,7 +101,10 @@ class ProseBlock(Markdown):
         return not self._pending and not self._scheduled and not self._flushing.locked()
 
     def on_mount(self) -> None:
-        if self._pending:
+        if self._pending and self._finished:
+            self._scheduled = True  # settled only once it is written
+            self.call_later(self._flush)
+        elif self._pending:
             self._schedule()
 
     def add(self, delta: str) -> None:

@@ -135,6 +135,8 @@ class ToolCard(Vertical):
         #: Characters of arguments received so far (shown on the card while a long call forms).
         self.received = 0
         self._revealed: Static | None = None
+        #: Shown from the store (not live): its details are mounted with its lines.
+        self._stored = finished
         if finished and block.arguments_raw:
             # a stored call, shown whole: the same stable fields it showed live
             self.preview.feed(block.arguments_raw)
@@ -144,6 +146,10 @@ class ToolCard(Vertical):
         yield self._fields
         yield self._other_branch
         yield self._result
+        if self._stored and self.block.state in _DETAILED:  # a stored card's details: in the same mount
+            self._details = self._details_widget()
+            if self._details is not None:
+                yield self._details
 
     def on_mount(self) -> None:
         self._ready = True
@@ -199,13 +205,14 @@ class ToolCard(Vertical):
         self.set_class(state == "not run", "-not-run")
         self.set_class(state in PENDING_APPROVAL, "-awaiting")
         self.set_class(state == "denied", "-denied")
-        self._head.update(self._head_content())
-        self._fields.update(self._fields_content())
+        # each line repainted, laid out again only when its height changed
+        update_in_place(self._head, self._head_content())
+        update_in_place(self._fields, self._fields_content())
         result = self._result_content()
-        self._result.update(result)
+        update_in_place(self._result, result)
         self._result.display = bool(str(result))
         other_branch = self._other_branch_content()
-        self._other_branch.update(other_branch)
+        update_in_place(self._other_branch, other_branch)
         self._other_branch.display = bool(other_branch.plain)
         self._update_approval()
         self._update_details()
@@ -294,9 +301,13 @@ class ToolCard(Vertical):
     def _update_details(self) -> None:
         if not self._ready:
             return  # on_mount comes back here once the card's own lines are in place
-        if self._details is not None or self.block.state not in ("ran", "failed", "unknown", "rejected", "not run",
-                                                                 "denied"):
+        if self._details is not None or self.block.state not in _DETAILED:
             return
+        self._details = self._details_widget()
+        if self._details is not None:
+            self.mount(self._details)
+
+    def _details_widget(self) -> Collapsible | None:
         parts = [self._timings_text()]
         if self.block.key:
             parts.append(f"Idempotency key: {self.block.key[:16]}…")
@@ -304,16 +315,18 @@ class ToolCard(Vertical):
             parts.append(self._details_text())
         text = "\n".join(p for p in parts if p)
         if not text:
-            return
+            return None
         title = "Full result" if self.block.state == "ran" else "Details"
         # collapsed from its first layout: Collapsible sets its class only once mounted, and the one
         # frame before that laid the card out with the details open (blank rows when a result arrived)
-        self._details = Collapsible(Static(Content(text)), title=title, collapsed=True, classes="-collapsed")
-        self.mount(self._details)
+        return Collapsible(Static(Content(text)), title=title, collapsed=True, classes="-collapsed")
 
 
 #: A forming call shows how much has arrived once it is this long (a long body forms for a while).
 _SIZE_SHOWN_FROM = 1024
+
+#: The states whose card has a folded "Full result" or "Details" below its lines.
+_DETAILED = ("ran", "failed", "unknown", "rejected", "not run", "denied")
 
 
 def _size(characters: int) -> str:

@@ -12,13 +12,11 @@ from typing import Any
 
 from ..files.dbfile import DataFileError
 from ..rules.ids import check_id
-from ..stream.blocks import Block, ReasoningBlock, TextBlock, block_from_record
-from ..stream.limits import loads
-from ..stream.usage import Usage
 from . import search
 from .naming import UnresolvedConversation, pick
+from .pages import Pages, entries_of, stored_usage
 from .search import Display, Hit
-from .tree import StoredEntry, StoredTree, StoredTurn, StoredUser, mark_killed
+from .tree import StoredEntry, StoredTree, StoredTurn
 
 __all__ = ["Reads", "stored_usage", "LoopedTree"]
 
@@ -28,8 +26,8 @@ class LoopedTree(DataFileError):
     file: callstream never writes one): it is not opened, and the message says so."""
 
 
-class Reads:
-    """The read half of ``Store``."""
+class Reads(Pages):
+    """The read half of ``Store`` (the paged reads a long conversation's view uses: ``Pages``)."""
 
     _db: sqlite3.Connection
     #: The tools' allow-lists now (None: the index is taken as written).
@@ -103,31 +101,9 @@ class Reads:
         result = StoredTree(row["id"], row["title"], row["created"], row["updated"], row["provider"],
                               row["model"], row["dialect"], forked_from=row["forked_from"],
                               forked_at=row["forked_at"], forked_len=row["forked_len"] or 0)
-        blocks: dict[int, list[tuple[int, str]]] = {}
-        for b in self._db.execute("SELECT seq, idx, record FROM blocks WHERE conversation = ?", (result.id,)):
-            blocks.setdefault(b["seq"], []).append((b["idx"], b["record"]))
-        raws = {(a["seq"], a["idx"]): a["raw"] for a in
-                self._db.execute("SELECT seq, idx, CAST(raw AS TEXT) AS raw FROM call_arguments "
-                                 "WHERE conversation = ?", (result.id,))}
-        prose: dict[tuple[int, int], list[str]] = {}
-        for p in self._db.execute("SELECT seq, idx, text FROM prose_parts WHERE conversation = ? ORDER BY seq, idx, "
-                                  "part", (result.id,)):
-            prose.setdefault((p["seq"], p["idx"]), []).append(p["text"])
-        for entry in self._db.execute("SELECT * FROM entries WHERE conversation = ? ORDER BY seq", (result.id,)):
-            item: StoredEntry
-            if entry["kind"] in ("user", "summary"):
-                item = StoredUser(entry["seq"], entry["text"] or "", entry["exchange"], entry["exchange_message"],
-                                  entry["parent"], entry["branch"], kind=entry["kind"])
-            else:
-                records = [_stored_block(rec, raws.get((entry["seq"], idx)), prose.get((entry["seq"], idx)))
-                           for idx, rec in sorted(blocks.get(entry["seq"], []))]
-                item = StoredTurn(entry["seq"], entry["turn"], records, entry["attempts"], entry["outcome"],
-                                  entry["stop_reason"], entry["error"], entry["cause"], entry["note"],
-                                  loads(entry["failures"] or "[]"), parent=entry["parent"],
-                                  branch=entry["branch"], usage=stored_usage(entry["usage"]),
-                                  model=entry["model"], detail=entry["detail"])
-                if entry["state"] == "streaming":
-                    mark_killed(item)
+        for item in entries_of(self._db, result.id, self._db.execute(
+                "SELECT * FROM entries WHERE conversation = ? ORDER BY seq", (result.id,)).fetchall(), None):
+            if isinstance(item, StoredTurn):
                 result.next_turn = max(result.next_turn, item.turn + 1)
             result.tree.append(item)
         _refuse_loop(result, getattr(self, "path", "the database"))
@@ -144,7 +120,6 @@ class Reads:
         result.head = wanted
         result.items = result.path_to(wanted)
         return result
-
 
 
 def _refuse_loop(tree: StoredTree, where: object) -> None:
@@ -165,31 +140,3 @@ def _refuse_loop(tree: StoredTree, where: object) -> None:
             on_walk.add(seq)
             seq = parents[seq]
         settled.update(walked)
-
-
-def stored_usage(column: str | None) -> Usage | None:
-    """A turn's stored usage; one that cannot be read is no usage (the turn still opens)."""
-    if not column:
-        return None
-    try:
-        return Usage.from_dict(loads(column))
-    except ValueError:
-        return None
-
-
-
-def _stored_block(record: str, raw: str | None = None, prose: list[str] | None = None) -> Block:
-    """A stored block, its call buffer put back from ``call_arguments`` and
-    its prose from ``prose_parts`` (older records hold them inline); one that
-    cannot be read shows as a line saying so (the rest of the turn still opens)."""
-    try:
-        data = loads(record)
-        if raw is not None and isinstance(data, dict) and data.get("type") == "tool_call":
-            data["arguments_raw"] = raw
-        block = block_from_record(data)
-        if prose and isinstance(block, TextBlock | ReasoningBlock):
-            block.parts[:] = [block.text + "".join(prose)]
-        return block
-    except ValueError as exc:
-        return TextBlock(f"[this block could not be read back: {exc}]")
-

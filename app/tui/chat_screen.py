@@ -156,7 +156,7 @@ class ChatScreen(Screen[None]):
         self._price_table()
         self.status.set_provider(session.endpoint.label)
         if session.stored is not None:
-            self.tree_control.show_stored(session.stored)
+            self.tree_control.show_stored(session.stored, around=self._focus)
         if self._focus is not None and self._focus in self.transcript.entries:
             self.tree_control.select(self._focus)
         if session.pending_approvals():

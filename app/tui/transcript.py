@@ -1,11 +1,14 @@
 """The transcript view: the scroll container of the conversation's entries.
 
-It mounts what is shown, in order: stored entries when a conversation is
-(re)opened (``render_items``), and the blocks of a live turn as they open and
-grow (``open_block``, ``grow``). It keeps which widgets show which entry
-(``entries``: the store's entry number → its user message widget or its turn
-index) so the tree controller can select them. Widgets only render; this
-decides which widget shows what.
+It mounts what is shown, in order: a window of the stored entries when a
+conversation is (re)opened (``show_stored``: pages read from the store, see
+``window.py``; ``render_items`` where there is no store), and the blocks of a
+live turn as they open and grow (``open_block``, ``grow``). It keeps which
+entries the path shown holds (``order``, ``kinds``) and which widgets show
+the mounted ones (``entries``: the store's entry number → its user message
+widget or its turn index) so the tree controller can select them
+(``reveal`` mounts an entry's page first). Widgets only render; this decides
+which widget shows what.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from widgets.usage_line import UsageLine
 from widgets.user_message import UserMessage
 
 from .tally import Tally
+from .window import Window
 
 if TYPE_CHECKING:
     from widgets.tool_card import ToolCard
@@ -55,11 +59,22 @@ class Transcript(VerticalScroll):
         self.entries: dict[int, Widget | int] = {}
         #: The line below the exchange shown last (model · tokens).
         self.usage_line: UsageLine | None = None
+        #: Every entry of the path shown, in order (mounted or not), and its kind (user or turn).
+        self.order: list[int] = []
+        self.kinds: dict[int, str] = {}
+        #: The widgets above the conversation (the welcome): they stay when pages come and go.
+        self.header: list[Widget] = list(children)
+        #: Which pages of a stored conversation are mounted.
+        self.window = Window(self)
+        self._holding = False
 
     def attach(self, session: ChatSession) -> None:
         self.session = session
 
     def add(self, widget: Widget) -> None:
+        """A widget at the end (a window scrolled far back comes back to the end first)."""
+        if self.window.detached and not self.busy():
+            self.window.to_end()
         self.mount(widget)
 
     def note(self, text: str, kind: str = "quiet") -> None:
@@ -70,14 +85,58 @@ class Transcript(VerticalScroll):
         self.remove_children()
         self.turn_widgets.clear()
         self.entries.clear()
+        self.order.clear()
+        self.kinds.clear()
+        self.header = []
+        self.window.reset()
+
+    def set_header(self, widget: Widget) -> None:
+        """A widget above the conversation (the welcome), kept when pages come and go."""
+        self.header.append(widget)
+        self.add(widget)
+
+    def busy(self) -> bool:
+        return hasattr(self, "session") and self.session.busy
+
+    def head(self) -> int | None:
+        """The entry the path shown ends at."""
+        if self.session.position is not None:
+            return self.session.position
+        return self.session.stored.head if self.session.stored is not None else None
+
+    def after_welcome(self) -> list[Widget]:
+        return [child for child in self.children if child not in self.header]
+
+    def remove_widgets(self, widgets: list[Widget]) -> None:
+        if widgets:
+            self.remove_children(widgets)
+
+    def forget(self, seqs: list[int]) -> None:
+        """These entries' widgets went (their page was dropped)."""
+        for seq in seqs:
+            entry = self.entries.pop(seq, None)
+            if isinstance(entry, int):
+                self.turn_widgets.pop(entry, None)
+
+    def reorder(self, seqs: list[int], kinds: dict[int, str]) -> None:
+        """The path shown is ``seqs`` (read again from the store)."""
+        self.order = list(seqs)
+        self.kinds = dict(kinds)
+
+    def _enter(self, seq: int, kind: str) -> None:
+        if seq not in self.kinds:
+            self.order.append(seq)
+        self.kinds[seq] = kind
 
     # -- scrolling ----------------------------------------------------------------------
 
     def on_mount(self) -> None:
         self.anchor()
         self.watch(self, "scroll_y", self._scrolled, init=False)
+        self.watch(self, "virtual_size", self._resized, init=False)
 
     def page(self, direction: int) -> None:
+        self.window.release()
         if direction < 0:
             self.release_anchor()  # reading back: new output must not pull the view down
             self.scroll_page_up(animate=False)
@@ -85,17 +144,43 @@ class Transcript(VerticalScroll):
             self.scroll_page_down(animate=False)
 
     def to_top(self) -> None:
+        """Home: the first page of the conversation, at its top."""
         self.release_anchor()
-        self.scroll_home(animate=False)
+        self.window.release()
+        self.window.to_top()
+        self.scroll_home(animate=False, immediate=True)
 
     def to_latest(self) -> None:
+        """End: the last page, at its bottom, following new output again."""
+        self.window.release()
+        self.window.to_end()
         self.scroll_end(animate=False, immediate=True)
         self.anchor()
         self.marker.set_class(False, "-shown")
 
+    def hold(self, y: int) -> None:
+        """Scroll to ``y`` to keep what was on screen where it was (not the user's move)."""
+        self._holding = True
+        try:
+            self.scroll_to(y=y, animate=False, immediate=True)
+        finally:
+            self._holding = False
+
     def _scrolled(self, _: float) -> None:
         if self.scroll_y >= self.max_scroll_y:
             self.marker.set_class(False, "-shown")
+        if not self._holding:
+            self.window.release()
+        self.window.scrolled()
+
+    def _resized(self, _: object) -> None:
+        self.window.laid_out()
+
+    def on_mouse_scroll_up(self) -> None:
+        self.window.release()
+
+    def on_mouse_scroll_down(self) -> None:
+        self.window.release()
 
     def grew(self) -> None:
         """New output: say so when the user is reading further up."""
@@ -105,7 +190,25 @@ class Transcript(VerticalScroll):
     # -- which widgets show an entry ---------------------------------------------------
 
     def kind(self, seq: int) -> str:
-        return "turn" if isinstance(self.entries[seq], int) else "user"
+        return self.kinds.get(seq) or ("turn" if isinstance(self.entries.get(seq), int) else "user")
+
+    def reveal(self, seq: int) -> bool:
+        """Entry ``seq``'s widgets mounted (its page read from the store when it was not); False: not shown."""
+        if seq not in self.entries and self.window.active:
+            self.window.reveal(seq)
+        return seq in self.entries
+
+    def scroll_to_entry(self, widget: Widget) -> None:
+        """Show ``widget`` (an entry's first) at the top of the view (held there while pages load)."""
+        self.release_anchor()
+        if self.window.active:
+            self.window.pin_top(widget)
+        else:
+            widget.scroll_visible(animate=False, top=True)
+
+    def versions_of(self, seq: int) -> tuple[int, int]:
+        """Entry ``seq``'s place among its versions, as the outline read it ((1, 1): not known)."""
+        return self.window.siblings(seq)
 
     def widgets_of(self, seq: int) -> list[Widget]:
         entry = self.entries.get(seq)
@@ -121,8 +224,10 @@ class Transcript(VerticalScroll):
         return list(self.query(ToolCard))
 
     def calls(self) -> list[ToolCallBlock]:
-        """The tool calls shown, oldest first."""
-        return [card.block for card in self.cards()]
+        """The tool calls shown, oldest first, down to the bottom of the screen (in a long
+        conversation scrolled back, "the last cards" are the last ones the user sees)."""
+        bottom = round(self.scroll_y) + self.size.height
+        return [card.block for card in self.cards() if card.virtual_region.y < bottom]
 
     def reveal_arguments(self, call: ToolCallBlock) -> None:
         """The explicit request to see a card's whole arguments (the default stays allow-listed)."""
@@ -140,10 +245,12 @@ class Transcript(VerticalScroll):
         self.add(message)
         if self.session.position is not None:  # the session placed it before telling anyone (event.entry)
             self.entries[self.session.position] = message
+            self._enter(self.session.position, "user")
 
     def attempt_started(self, event: AttemptStarted) -> None:
         if self.session.position is not None:
             self.entries[self.session.position] = event.turn
+            self._enter(self.session.position, "turn")
         for widget in self.turn_widgets.pop(event.turn, {}).values():
             widget.remove()  # a retried attempt's blocks replace the failed one's
         self.turn_widgets[event.turn] = {}
@@ -225,60 +332,104 @@ class Transcript(VerticalScroll):
 
     # -- stored entries -----------------------------------------------------------------
 
+    def show_stored(self, stored: Any, around: int | None = None) -> str | None:
+        """A (re)opened conversation: the pages of its path around entry ``around`` (else the last),
+        read from the store; the status the last exchange ended with, if it did not end well."""
+        runtime = self.host.runtime
+        if runtime is None or not stored.items:
+            return self.render_items(stored.items)
+        window = self.window
+        window.open(runtime.store, stored.id, stored.head, around, live=stored.items[-1])
+        self.reorder([entry.seq for entry in window.outline], {entry.seq: entry.kind for entry in window.outline})
+        last_user = max((i for i, e in enumerate(window.outline) if e.kind == "user"), default=0)
+        return exchange_status(runtime.store.page(stored.id, [e.seq for e in window.outline[last_user:]]))
+
     def render_items(self, items: list[Any]) -> str | None:
-        """Stored entries, in the shape they were shown in live (with a ‹n/m›
+        """Stored entries at the end, in the shape they were shown in live (with a ‹n/m›
         marker above an entry that has other versions); the status the last
         exchange ended with, if it did not end well."""
+        widgets, seqs = self.build_items(items, last=True)
+        for item, seq in zip(items, seqs, strict=True):
+            self._enter(seq, "turn" if hasattr(item, "blocks") else "user")
+        if widgets:
+            if self.window.detached and not self.busy():
+                self.window.to_end()
+            self.mount_all(widgets)
+        return exchange_status(items)
+
+    def build_items(self, items: list[Any], last: bool) -> tuple[list[Widget], list[int]]:
+        """The widgets of stored entries (whole exchanges), registered as showing them; the
+        entries' numbers. ``last``: they end the path (the last usage line is the exchange's)."""
         from ..store import StoredUser
 
+        widgets: list[Widget] = []
+        seqs: list[int] = []
         message: str | None = None
-        status: str | None = None
         exchange: list[Any] = []  # the turns since the last user message
+        saved = self.tally.exchange_spent, self.tally.exchange_model
+        line: UsageLine | None = None
 
         def close_exchange() -> None:
+            nonlocal line
             # the line a live exchange ended with: only where requests were recorded as made
             if self.tally.stored_exchange(exchange):
-                self.usage_line = None
-                self.show_usage_line()
+                line = UsageLine(self.tally.exchange_model, self.tally.exchange_spent)
+                widgets.append(line)
             exchange.clear()
 
         for item in items:
             marked = item.siblings[1] > 1
+            seqs.append(item.seq)
             if isinstance(item, StoredUser):
                 if message:
-                    self.add(NoteBlock(message, "error"))
+                    widgets.append(NoteBlock(message, "error"))
                 close_exchange()
                 if marked:
-                    self.add(BranchMarker(*item.siblings))
+                    widgets.append(BranchMarker(*item.siblings))
                 widget = UserMessage(item.text) if item.kind == "user" else NoteBlock(item.text, "quiet")
                 widget.set_class(marked, "-after-marker")
-                self.add(widget)
+                widgets.append(widget)
                 self.entries[item.seq] = widget
-                message, status = item.exchange_message, item.exchange
+                message = item.exchange_message
                 continue
             if marked:
-                self.add(BranchMarker(*item.siblings))
+                widgets.append(BranchMarker(*item.siblings))
             for failure in item.failures:
                 # a Ctrl+R retry keeps the note the earlier run ended with, as the live screen does
                 note = NoteBlock(failure, "error" if failure.startswith("Interrupted:") else "warning")
                 note.set_class(marked, "-after-marker")
                 marked = False
-                self.add(note)
+                widgets.append(note)
             blocks = {i: self.widget_for(block, finished=True) for i, block in enumerate(item.blocks)}
             self.turn_widgets[item.turn] = blocks
             self.entries[item.seq] = item.turn
             for block_widget in blocks.values():
                 block_widget.set_class(marked, "-after-marker")
                 marked = False
-                self.add(block_widget)
+                widgets.append(block_widget)
             if item.note:
-                self.add(NoteBlock(item.note, "error"))
+                widgets.append(NoteBlock(item.note, "error"))
             if item.detail:
-                self.add(ErrorDetails(item.detail))
-            if item.killed:
-                status = "failed"
+                widgets.append(ErrorDetails(item.detail))
             exchange.append(item)
         if message:
-            self.add(NoteBlock(message, "error"))
+            widgets.append(NoteBlock(message, "error"))
         close_exchange()
-        return status
+        if not last:  # an earlier page: the exchange shown last is still the one it was
+            self.tally.exchange_spent, self.tally.exchange_model = saved
+        elif line is not None:
+            self.usage_line = line
+        return widgets, seqs
+
+
+def exchange_status(items: list[Any]) -> str | None:
+    """How the last exchange of ``items`` ended, as stored (a turn the process did not live to finish: failed)."""
+    from ..store import StoredUser
+
+    status: str | None = None
+    for item in items:
+        if isinstance(item, StoredUser):
+            status = item.exchange
+        elif item.killed:
+            status = "failed"
+    return status

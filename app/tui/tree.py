@@ -71,11 +71,12 @@ class TreeController:
         if self.session.busy:
             self._say("A turn is still running: press Esc to cancel it first.", "warning")
             return False
-        return self._runtime() is not None and bool(self.transcript.entries)
+        return self._runtime() is not None and bool(self.transcript.order)
 
-    def show_stored(self, stored: Any) -> None:
-        """A reopened conversation, in the shape it was shown in live."""
-        status = self.transcript.render_items(stored.items)
+    def show_stored(self, stored: Any, around: int | None = None) -> None:
+        """A reopened conversation, in the shape it was shown in live (the pages around entry
+        ``around``, else the last)."""
+        status = self.transcript.show_stored(stored, around)
         if status:
             self.status.ended(status)
         # every turn of every branch was paid for: the conversation's cost is the whole tree's
@@ -86,13 +87,13 @@ class TreeController:
 
     def current(self, kind: str | None = None) -> int | None:
         """The selected entry, else the last shown (of ``kind``: user or turn)."""
-        entries = self.transcript.entries
-        if self.selected is not None and self.selected in entries:
-            if kind is None or self.transcript.kind(self.selected) == kind:
+        transcript = self.transcript
+        if self.selected is not None and self.selected in transcript.kinds:
+            if kind is None or transcript.kind(self.selected) == kind:
                 return self.selected
             return None
-        candidates = [seq for seq in entries if kind is None or self.transcript.kind(seq) == kind]
-        return candidates[-1] if candidates else None
+        return next((seq for seq in reversed(transcript.order) if kind is None or transcript.kind(seq) == kind),
+                    None)
 
     def select(self, seq: int | None) -> None:
         transcript = self.transcript
@@ -103,12 +104,12 @@ class TreeController:
         if seq is None:
             transcript.anchor()  # follow the latest output again
             return
+        transcript.reveal(seq)  # its page read from the store when it is not mounted
         widgets = transcript.widgets_of(seq)
         for widget in widgets:
             widget.add_class("-selected")
         if widgets:
-            transcript.release_anchor()
-            widgets[0].scroll_visible(animate=False, top=True)
+            transcript.scroll_to_entry(widgets[0])
         stored = self.session.stored
         entry = stored.entry(seq) if stored is not None else None
         versions = f" · version {entry.siblings[0]} of {entry.siblings[1]}" if entry and entry.siblings[1] > 1 else ""
@@ -117,10 +118,10 @@ class TreeController:
         self.status.set_state(f"selected {what} (entry {seq}){versions} — {keys} · /fork forks here")
 
     def step(self, step: int) -> None:
-        seqs = list(self.transcript.entries)
+        seqs = self.transcript.order
         if not seqs:
             return
-        if self.selected is None or self.selected not in self.transcript.entries:
+        if self.selected is None or self.selected not in self.transcript.kinds:
             index = len(seqs) if step < 0 else -1
         else:
             index = seqs.index(self.selected)
@@ -151,9 +152,9 @@ class TreeController:
         stored = self.session.stored
         if stored is None:
             return
-        entries = self.transcript.entries
-        seq = self.selected if self.selected in entries else next(
-            (s for s in reversed(entries) if (e := stored.entry(s)) is not None and e.siblings[1] > 1), None)
+        transcript = self.transcript
+        seq = self.selected if self.selected in transcript.kinds else next(
+            (s for s in reversed(transcript.order) if transcript.versions_of(s)[1] > 1), None)
         entry = stored.entry(seq) if seq is not None else None
         if entry is None or entry.siblings[1] < 2:
             self._say("This entry has no other versions.")
@@ -168,7 +169,7 @@ class TreeController:
         if not self.idle():
             return
         seq = self.current("user")
-        widget = self.transcript.entries.get(seq) if seq is not None else None
+        widget = self.transcript.entries.get(seq) if seq is not None and self.transcript.reveal(seq) else None
         prompt = self._prompt()
         if seq is None or not isinstance(widget, UserMessage) or prompt is None:
             self._say("Select one of your messages first (Alt+↑).")
@@ -228,9 +229,9 @@ class TreeController:
         transcript.reset()
         self.selected = None
         if self.welcome:
-            transcript.add(NoteBlock(self.welcome, "quiet"))
+            transcript.set_header(NoteBlock(self.welcome, "quiet"))
         if self.session.stored is not None:
-            self.show_stored(self.session.stored)
+            self.show_stored(self.session.stored, around=select)
         if select is not None and select in transcript.entries:
             self.select(select)
         else:

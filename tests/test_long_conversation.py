@@ -1,0 +1,175 @@
+"""A conversation of a thousand exchanges under Pilot (issue 31): it opens on
+a window of its last pages, and scrolling to the top and back, a search hit
+in the middle, a branch switch there, copying a card of the first exchange
+and forking at the first entry all work across pages, with a bounded number
+of widgets mounted. The conversation is written once per run through the
+real store (``tests/long_transcript.py``) and each test opens its own copy
+of that sqlite file."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.files.paths import data_dir
+from app.tui.app import CallstreamApp, make_app
+from app.tui.window import EXCHANGES_PER_PAGE, MOST_PAGES
+from tests.long_transcript import WORD, question, write_long
+from tests.test_tui import SIZE, demo_config
+from tests.test_tui_tree import markers
+from tests.waiting import quiet, wait_for
+from widgets.prompt_input import PromptInput
+from widgets.tool_card import ToolCard
+from widgets.user_message import UserMessage
+
+EXCHANGES = 1000
+MIDDLE = EXCHANGES // 2
+#: The most user messages a window holds (its pages, each of whole exchanges).
+MOST_MESSAGES = MOST_PAGES * EXCHANGES_PER_PAGE + 1
+
+
+@pytest.fixture(scope="module")
+def long_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    path = tmp_path_factory.mktemp("long") / "callstream.db"
+    return path, write_long(path, EXCHANGES, branch_at=MIDDLE, middle=MIDDLE)
+
+
+@pytest.fixture
+def long_app(long_file: tuple[Path, str]) -> CallstreamApp:
+    source, conversation = long_file
+    home = data_dir()
+    home.mkdir(parents=True, exist_ok=True)
+    shutil.copy(source, home / "callstream.db")
+    app = make_app(config=demo_config(), conversation=conversation)
+    app.cursor_blink = False
+    return app
+
+
+def messages(app: CallstreamApp) -> list[UserMessage]:
+    return list(app.screen.query(UserMessage))
+
+
+def on_screen(app: CallstreamApp, text: str) -> bool:
+    """A user message saying ``text`` is mounted and inside the transcript's viewport."""
+    transcript = app.screen.query_one("#transcript")
+    for message in messages(app):
+        if message.message_text == text:
+            region = message.region
+            return region.height > 0 and transcript.region.overlaps(region)
+    return False
+
+
+async def opened(app: CallstreamApp, pilot: Any) -> None:
+    await wait_for(pilot, lambda: on_screen(app, question(EXCHANGES - 1)), "the last question on screen")
+    await quiet(pilot)
+
+
+def bounded(app: CallstreamApp) -> bool:
+    return 0 < len(messages(app)) <= MOST_MESSAGES
+
+
+async def test_a_thousand_exchanges_open_on_their_last_pages_and_scroll_to_the_top_and_back(
+        long_app: CallstreamApp) -> None:
+    app = long_app
+    async with app.run_test(size=SIZE) as pilot:
+        await opened(app, pilot)
+        assert bounded(app)
+        assert question(0) not in [m.message_text for m in messages(app)]
+        # reading back: the page before comes in, and what was on screen stays where it was
+        transcript: Any = app.screen.query_one("#transcript")
+        top = messages(app)[0]
+        transcript.release_anchor()
+        transcript.scroll_to(y=top.virtual_region.y, animate=False, immediate=True)
+        await quiet(pilot)
+        assert messages(app)[0] is not top  # an earlier page was mounted above it
+        assert top.region.y == transcript.region.y  # still at the top of the view
+        for _ in range(25):  # pages come in above; the ones far below go (the store brings them back)
+            await pilot.press("pageup")
+        await quiet(pilot)
+        assert bounded(app) and len(transcript.window.mounted) <= MOST_PAGES
+        assert question(EXCHANGES - 1) not in [m.message_text for m in messages(app)]
+        await pilot.press("home")
+        await wait_for(pilot, lambda: on_screen(app, question(0)), "the first question on screen")
+        await quiet(pilot)
+        assert bounded(app) and on_screen(app, question(0))
+        await pilot.press("end")
+        await wait_for(pilot, lambda: on_screen(app, question(EXCHANGES - 1)), "the last question again")
+        await quiet(pilot)
+        assert bounded(app) and on_screen(app, question(EXCHANGES - 1))
+
+
+async def test_a_search_hit_in_the_middle_opens_its_page_and_a_branch_switch_there_shows_the_other_version(
+        long_app: CallstreamApp) -> None:
+    from tests.test_tui import transcripts_listed
+
+    app = long_app
+    async with app.run_test(size=SIZE) as pilot:
+        await opened(app, pilot)
+        await pilot.press("ctrl+o")
+        await transcripts_listed(app, pilot, "")
+        for key in WORD:
+            await pilot.press(key)
+        await transcripts_listed(app, pilot, WORD)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: on_screen(app, question(MIDDLE, MIDDLE)), "the middle question on screen")
+        await quiet(pilot)
+        assert bounded(app)
+        selected = app.screen.query(".-selected")
+        assert [w.message_text for w in selected if isinstance(w, UserMessage)] == [question(MIDDLE, MIDDLE)]
+        assert (1, 2) in markers(app)
+        await pilot.press("alt+right")  # the other version of the selected message
+        edited = f"Edited question {MIDDLE}: only the open orders?"
+        await wait_for(pilot, lambda: on_screen(app, edited), "the edited version on screen")
+        await quiet(pilot)
+        assert (2, 2) in markers(app) and bounded(app)
+        assert question(MIDDLE, MIDDLE) not in [m.message_text for m in messages(app)]
+        await pilot.press("alt+left")  # and back
+        await wait_for(pilot, lambda: on_screen(app, question(MIDDLE, MIDDLE)), "the first version again")
+        await quiet(pilot)
+        assert (1, 2) in markers(app) and bounded(app)
+
+
+async def test_a_card_of_the_first_exchange_is_copied_after_home(long_app: CallstreamApp) -> None:
+    from app.tui.copying import CopyPicker
+
+    app = long_app
+    async with app.run_test(size=SIZE) as pilot:
+        await opened(app, pilot)
+        await pilot.press("home")
+        await wait_for(pilot, lambda: on_screen(app, question(0)), "the first question on screen")
+        await quiet(pilot)
+        first = [c for c in app.screen.query(ToolCard) if c.block.arguments == {"customer": "Customer 0",
+                                                                                   "status": "open"}]
+        assert first
+        await pilot.press("ctrl+y")
+        await wait_for(pilot, lambda: isinstance(app.screen, CopyPicker))
+        picker = app.screen
+        assert isinstance(picker, CopyPicker)
+        wanted = next(i for i, item in enumerate(picker.items)
+                      if item.text is not None and "Customer 0" in item.text and "open" in item.text)
+        for _ in range(wanted):
+            await pilot.press("down")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: "Customer 0" in app.clipboard)
+        assert app.clipboard.startswith("search_orders") and "Customer 0" in app.clipboard
+
+
+async def test_fork_at_the_first_exchange_of_a_thousand(long_app: CallstreamApp) -> None:
+    app = long_app
+    async with app.run_test(size=SIZE) as pilot:
+        await opened(app, pilot)
+        original = app.session.conversation
+        await pilot.press("alt+down")  # nothing selected: the first entry
+        await wait_for(pilot, lambda: on_screen(app, question(0)), "the first question selected and on screen")
+        await quiet(pilot)
+        assert bounded(app)
+        app.screen.query_one(PromptInput).text = "/fork"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.session.conversation != original)
+        await quiet(pilot)
+        assert [m.message_text for m in messages(app)] == [question(0)]
+        stored = app.runtime.store.load(app.session.conversation)
+        assert stored is not None and stored.forked_from == original and len(stored.tree) == 1

@@ -1,0 +1,84 @@
+"""The store's paged reads (issue 31 item 1): the outline of the path shown
+and the entries of a page, read from a real sqlite file, equal what a whole
+load gives — without reading a block for the outline."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from app.store.pages import PAGE_LIMIT
+from app.store.transcripts import Store
+from app.tui.window import EXCHANGES_PER_PAGE, paginate
+from tests.long_transcript import write_long
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    path = tmp_path / "callstream.db"
+    write_long(path, 20, branch_at=7)
+    return Store(path)
+
+
+def test_the_outline_is_the_path_a_whole_load_shows_with_its_versions(store: Store) -> None:
+    whole = store.load("long0000conversation")
+    assert whole is not None
+    outline = store.outline(whole.id)
+    assert [e.seq for e in outline] == [e.seq for e in whole.items]
+    assert [e.siblings for e in outline] == [e.siblings for e in whole.items]
+    assert [e.kind for e in outline] == ["user" if not hasattr(e, "blocks") else "turn" for e in whole.items]
+    edited = next(e for e in whole.tree if e.branch == "b1" and not hasattr(e, "blocks"))
+    on_branch = store.outline(whole.id, whole.leaf_under(edited.seq))
+    assert [e.seq for e in on_branch] == [e.seq for e in whole.path_to(whole.leaf_under(edited.seq))]
+    assert on_branch[-3].siblings == (2, 2)
+
+
+def test_a_page_holds_the_entries_a_whole_load_holds(store: Store) -> None:
+    whole = store.load("long0000conversation")
+    assert whole is not None
+    seqs = [e.seq for e in whole.items[9:21]]
+    page = store.page(whole.id, seqs)
+    assert [e.seq for e in page] == seqs
+    for read, loaded in zip(page, whole.items[9:21], strict=True):
+        assert read.seq == loaded.seq and getattr(read, "blocks", None) == getattr(loaded, "blocks", None)
+        assert getattr(read, "text", None) == getattr(loaded, "text", None)
+
+
+def test_the_outline_reads_no_block(store: Store) -> None:
+    tables: list[str] = []
+    store._db.set_trace_callback(tables.append)  # type: ignore[attr-defined]
+    store.outline("long0000conversation")
+    store._db.set_trace_callback(None)  # type: ignore[attr-defined]
+    assert tables and not any(word in sql for sql in tables for word in ("blocks", "prose_parts", "call_arguments"))
+
+
+def test_a_page_bigger_than_the_limit_is_refused_with_a_sentence(store: Store) -> None:
+    with pytest.raises(ValueError, match="at most"):
+        store.page("long0000conversation", list(range(PAGE_LIMIT + 1)))
+
+
+def test_an_unknown_conversation_has_an_empty_outline_and_pages(store: Store) -> None:
+    assert store.outline("nothing-here") == []
+    assert store.page("nothing-here", [0, 1, 2]) == []
+
+
+def test_a_damaged_loop_ends_the_outline_instead_of_spinning(tmp_path: Path) -> None:
+    path = tmp_path / "callstream.db"
+    write_long(path, 3)
+    db = sqlite3.connect(path)
+    db.execute("UPDATE entries SET parent = 8 WHERE seq = 0")  # the first entry now follows the last
+    db.commit()
+    db.close()
+    store = Store(path)
+    outline = store.outline("long0000conversation")
+    assert len(outline) <= 10
+
+
+def test_pages_are_whole_exchanges(store: Store) -> None:
+    outline = store.outline("long0000conversation")
+    pages = paginate(outline)
+    assert pages[0][0] == 0 and pages[-1][1] == len(outline)
+    assert all(outline[start].kind == "user" for start, _ in pages)
+    assert all(sum(e.kind == "user" for e in outline[s:e]) <= EXCHANGES_PER_PAGE for s, e in pages)
