@@ -366,14 +366,15 @@ class Transcript(VerticalScroll):
         seqs: list[int] = []
         message: str | None = None
         exchange: list[Any] = []  # the turns since the last user message
-        saved = self.tally.exchange_spent, self.tally.exchange_model
+        saved = self.tally.exchange_spent, self.tally.exchange_model, self.tally.exchange_paid
         line: UsageLine | None = None
 
         def close_exchange() -> None:
             nonlocal line
             # the line a live exchange ended with: only where requests were recorded as made
             if self.tally.stored_exchange(exchange):
-                line = UsageLine(self.tally.exchange_model, self.tally.exchange_spent)
+                line = UsageLine(self.tally.exchange_model, self.tally.exchange_spent,
+                                 self.tally.exchange_money.words())
                 widgets.append(line)
             exchange.clear()
 
@@ -416,7 +417,7 @@ class Transcript(VerticalScroll):
             widgets.append(NoteBlock(message, "error"))
         close_exchange()
         if not last:  # an earlier page: the exchange shown last is still the one it was
-            self.tally.exchange_spent, self.tally.exchange_model = saved
+            self.tally.exchange_spent, self.tally.exchange_model, self.tally.exchange_paid = saved
         elif line is not None:
             self.usage_line = line
         return widgets, seqs
