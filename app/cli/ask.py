@@ -37,6 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     ask.add_argument("--verbose", "-v", action="store_true",
                      help="end with a line on stderr saying what it cost: model, requests, tokens in and out, time "
                      "(printed anyway when stderr is a terminal)")
+    ask.add_argument("-a", "--attach", action="append", default=[], metavar="FILE",
+                     help="attach a file: an image (PNG, JPEG, GIF, WebP), a PDF or a text file; repeatable; "
+                     "'-' reads it from stdin (its type from the bytes)")
     ask.add_argument("--approve", metavar="all|read-only|TOOL,...",
                      help="run these without asking (nobody is asked in ask: any other call that needs approval "
                      "ends as 'needs approval', exit 1); also answers the pending approvals of --conversation")
@@ -92,13 +95,22 @@ def run(args: argparse.Namespace) -> int:
     prompt, replaced = utf8_text(args.prompt)  # an argument's bytes that were not UTF-8 (argv, C locale)
     if replaced:
         _say_replaced("the prompt", replaced)
-    if prompt == "-":
+    attached = []
+    if args.attach:
+        from ..files.attach import AttachError, read_path
+
+        try:
+            attached = [read_path(path) for path in args.attach]
+        except AttachError as exc:
+            print(f"callstream: {inert(str(exc))}", file=sys.stderr)
+            return 2
+    if prompt == "-" and "-" not in args.attach:
         prompt = _read_stdin()
-    elif sys.stdin is not None and not sys.stdin.isatty():
+    elif sys.stdin is not None and not sys.stdin.isatty() and "-" not in args.attach:
         prompt = with_attachment(prompt, _read_stdin())
     return run_ask(prompt, args.provider, args.model, args.base_url, args.conversation, args.json,
                    args.no_tools, system=args.system, role=args.role, markdown=sys.stdout.isatty(),
-                   approve=args.approve, verbose=args.verbose or _is_terminal(sys.stderr))
+                   approve=args.approve, verbose=args.verbose or _is_terminal(sys.stderr), attachments=attached)
 
 
 def _is_terminal(stream: TextIO | None) -> bool:
@@ -122,7 +134,7 @@ def cost_line(turns: list[Any], seconds: float) -> str:
 async def _ask(prompt: str, provider: str | None, model: str | None, base_url: str | None,
                conversation: str | None, as_json: bool, no_tools: bool, out: TextIO, err: TextIO,
                system: str | None, role: str | None, markdown: bool,
-               approve: str | None = None, verbose: bool = False) -> int:
+               approve: str | None = None, verbose: bool = False, attachments: list[Any] | None = None) -> int:
     import asyncio
     import time
 
@@ -155,7 +167,7 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
     try:
         if session.pending_approvals():
             await session.resume_pending({})  # --approve decides them; the rest stay pending
-        done = await session.send(prompt)
+        done = await session.send(prompt, attachments or [])
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)
@@ -189,7 +201,7 @@ def run_ask(prompt: str, provider: str | None = None, model: str | None = None, 
             conversation: str | None = None, as_json: bool = False, no_tools: bool = False,
             out: TextIO | None = None, err: TextIO | None = None, *, system: str | None = None,
             role: str | None = None, markdown: bool = False, approve: str | None = None,
-            verbose: bool = False) -> int:
+            verbose: bool = False, attachments: list[Any] | None = None) -> int:
     import asyncio
 
     out = out or sys.stdout
@@ -197,11 +209,12 @@ def run_ask(prompt: str, provider: str | None = None, model: str | None = None, 
     if not prompt.strip():
         print("callstream: ask needs a prompt (an argument, or - to read it from stdin)", file=err)
         return 2
+    from ..files.attach import AttachError
     from ..settings.checks import ConfigError
 
     try:
         return asyncio.run(_ask(prompt, provider, model, base_url, conversation, as_json, no_tools, out, err,
-                                system, role, markdown, approve, verbose))
-    except ConfigError as exc:
+                                system, role, markdown, approve, verbose, attachments))
+    except (ConfigError, AttachError) as exc:  # an attachment is refused before anything is stored or sent
         print(f"callstream: {inert(str(exc))}", file=err)
         return 2

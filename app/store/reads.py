@@ -12,10 +12,12 @@ from typing import Any
 
 from ..files.dbfile import DataFileError
 from ..rules.ids import check_id
+from ..stream.attachments import Attachment
 from ..stream.blocks import Block, ReasoningBlock, TextBlock, block_from_record
 from ..stream.limits import loads
 from ..stream.usage import Usage
 from . import search
+from .attachfiles import AttachmentFiles
 from .naming import UnresolvedConversation, pick
 from .search import Display, Hit
 from .tree import StoredEntry, StoredTree, StoredTurn, StoredUser, mark_killed
@@ -32,8 +34,28 @@ class Reads:
     """The read half of ``Store``."""
 
     _db: sqlite3.Connection
+    attachments: AttachmentFiles
     #: The tools' allow-lists now (None: the index is taken as written).
     display: Display | None
+
+    def _attachments(self, refs: str | None) -> list[Attachment]:
+        if not refs:
+            return []
+        found = loads(refs)
+        return [self.attachments.load(ref) for ref in found if isinstance(ref, dict)] if isinstance(found, list) else []
+
+    def attachment_digests(self, conversation: str | None = None) -> builtins.set[str]:
+        """The attachment files a conversation names (every conversation's, without one)."""
+        sql = "SELECT attachments FROM entries WHERE kind = 'user' AND attachments IS NOT NULL"
+        rows = self._db.execute(sql + " AND conversation = ?", (conversation,)) if conversation else \
+            self._db.execute(sql)
+        digests: builtins.set[str] = builtins.set()
+        for (refs,) in rows:
+            found = loads(refs)
+            for ref in found if isinstance(found, builtins.list) else []:
+                if isinstance(ref, dict) and isinstance(ref.get("digest"), str):
+                    digests.add(ref["digest"])
+        return digests
 
     def exists(self, conversation: str) -> bool:
         """Whether ``conversation`` (a whole id) is stored."""
@@ -117,7 +139,7 @@ class Reads:
             item: StoredEntry
             if entry["kind"] == "user":
                 item = StoredUser(entry["seq"], entry["text"] or "", entry["exchange"], entry["exchange_message"],
-                                  entry["parent"], entry["branch"])
+                                  entry["parent"], entry["branch"], attachments=self._attachments(entry["attachments"]))
             else:
                 records = [_stored_block(rec, raws.get((entry["seq"], idx)), prose.get((entry["seq"], idx)))
                            for idx, rec in sorted(blocks.get(entry["seq"], []))]

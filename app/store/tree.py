@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from ..rules.told import told, turn_note
 from ..rules.words import UNKNOWN_OUTCOME, interrupted_note
+from ..stream.attachments import Attachment
 from ..stream.blocks import PENDING_APPROVAL, Block, ToolCallBlock, Turn, dispatched
 from ..stream.history import Assistant, Entry, User
 from ..stream.usage import Usage
@@ -42,6 +43,8 @@ class StoredUser:
     parent: int | None = None
     branch: str = ""
     siblings: tuple[int, int] = (1, 1)
+    #: The files sent with it (their bytes read back from the data dir).
+    attachments: list[Attachment] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -158,7 +161,7 @@ def history_of(conversation: StoredTree | list[StoredEntry]) -> list[Entry]:
     history: list[Entry] = []
     for item in conversation.items if isinstance(conversation, StoredTree) else conversation:
         if isinstance(item, StoredUser):
-            history.append(User(item.text))
+            history.append(User(item.text, list(item.attachments)))
             continue
         ended = Turn("", item.outcome or "complete", item.stop_reason, item.error, item.blocks,  # type: ignore[arg-type]
                      item.cause)
