@@ -292,7 +292,16 @@ def build_request(
         else:
             contents.append({"role": role, "parts": parts})
 
+    shown: list[ToolResult] = []  # results with images: their images follow all the function responses
+
+    def show() -> None:
+        if shown:
+            add("user", [{"text": tool_images_words(shown)}, *(_part(i) for r in shown for i in r.images)])
+            shown.clear()
+
     for entry in history:
+        if not isinstance(entry, ToolResult):
+            show()
         if isinstance(entry, User):
             user_parts = [_part(item) for item in entry.attachments]
             if entry.text or not user_parts:
@@ -306,8 +315,9 @@ def build_request(
         elif isinstance(entry, ToolResult):
             key = "error" if entry.is_error else "result"
             add("user", [{"functionResponse": {"name": entry.name, "response": {key: result_value(entry.content)}}}])
-            if entry.images:  # inline data beside the function responses, in the same user turn
-                add("user", [{"text": tool_images_words([entry])}, *(_part(i) for i in entry.images)])
+            if entry.images:  # inline data after the function responses, in the same user turn
+                shown.append(entry)
+    show()
     body: dict[str, Any] = {"contents": contents}
     if system:
         body["systemInstruction"] = {"parts": [{"text": system}]}
