@@ -151,3 +151,43 @@ def test_the_demo_gives_a_tool_image_back_to_its_tool_result(dialect: str) -> No
     assert [e.text for e in parsed.history if isinstance(e, User)] == ["Take a screenshot"]
     images = [a.data for e in parsed.history if isinstance(e, ToolResult) for a in e.images]
     assert images == [SHOT.data]
+
+
+def test_an_mcp_image_result_is_kept_and_goes_to_the_model_as_an_image(tmp_path: Any) -> None:
+    """The MCP result conversion keeps a whole image by hash and names it in the
+    result line; the next request's history gives it back to the tool result,
+    and each dialect sends it as item 5 says."""
+    import mcp_types as types
+
+    from app.chat.attaching import with_tool_images
+    from app.files.paths import data_dir
+    from app.mcp.results import map_result
+
+    png = image_bytes("PNG", (12, 9))
+    result = types.CallToolResult(content=[types.TextContent(text="the chart"),
+                                           types.ImageContent(data=base64.b64encode(png).decode(),
+                                                              mime_type="image/png")])
+    mapped = map_result(result)
+    digest = from_bytes(png, "x").digest
+    assert mapped.text.splitlines()[1] == (f"[image: image/png, {len(png)} B] (sent to the model as an image; "
+                                           f"attachment {digest})")
+    assert (data_dir() / "attachments" / digest[:2] / digest).read_bytes() == png
+    history: list[Entry] = [User("chart please"), Assistant("", [CallRecord("c1", "fx__chart", {})]),
+                            ToolResult("c1", "fx__chart", mapped.text)]
+    with_tool_images(history)
+    result_entry = history[2]
+    assert isinstance(result_entry, ToolResult)
+    assert [(i.media_type, i.width, i.data) for i in result_entry.images] == [("image/png", 12, png)]
+    anthropic = build("anthropic", history)["messages"][2]["content"][0]["content"]
+    assert anthropic[1]["type"] == "image"
+    chat = build("openai-chat", history)["messages"]
+    assert chat[-1]["role"] == "user" and chat[-1]["content"][1]["type"] == "image_url"
+
+
+def test_an_mcp_image_that_is_not_a_whole_image_stays_a_line() -> None:
+    import mcp_types as types
+
+    from app.mcp.results import map_result
+
+    broken = types.CallToolResult(content=[types.ImageContent(data="AAAA", mime_type="image/png")])
+    assert map_result(broken).text == "[image: image/png, 3 B]"

@@ -202,3 +202,60 @@ def test_an_attachment_is_stored_once_by_hash_and_sent_again_with_the_history(de
     users = [e for e in history_of(tree) if isinstance(e, User)]
     assert users[0].attachments[0].data == png.data  # read back for the next request
     store.close()
+
+
+def test_export_import_and_delete_carry_and_remove_attachments(demo_config: Path, tmp_path: Path) -> None:
+    """Round trip: attach, export (format 3 carries the bytes), delete (the
+    unshared file goes, a shared one stays), import (the file is back), and
+    continue: the history read back holds the same bytes."""
+    from app.cli.common import open_store
+    from app.files.paths import data_dir
+    from app.store import history_of
+    from app.stream.history import User
+    from tests.conftest import run_cli
+
+    png = read_path(str(write(tmp_path, "chart.png", image_bytes("PNG", (32, 32)))))
+    shared = read_path(str(write(tmp_path, "notes.txt", b"shared by two\n")))
+    code, out, err = ask("first", "demo-anthropic", as_json=True, attachments=[png, shared])
+    assert code == 0, err
+    conversation = json.loads(out)["conversation"]
+    assert ask("other", "demo-anthropic", attachments=[shared])[0] == 0
+    folder = data_dir() / "attachments"
+    code, exported, err = run_cli("export", conversation)
+    assert code == 0, err
+    document = json.loads(exported)
+    assert document["version"] == 3
+    assert [a["name"] for a in document["items"][0]["attachments"]] == ["chart.png", "notes.txt"]
+
+    code, _, err = run_cli("transcripts", "delete", "--yes", conversation)
+    assert code == 0, err
+    assert not (folder / png.digest[:2] / png.digest).exists()  # only this conversation named it
+    assert (folder / shared.digest[:2] / shared.digest).exists()  # the other one still does
+
+    exported_file = write(tmp_path, "export.json", exported.encode())
+    code, _, err = run_cli("import", str(exported_file))
+    assert code == 0, err
+    assert (folder / png.digest[:2] / png.digest).read_bytes() == png.data
+    store = open_store()
+    tree = store.load(conversation)
+    assert tree is not None
+    (user, *_) = [e for e in history_of(tree) if isinstance(e, User)]
+    assert [a.data for a in user.attachments] == [png.data, shared.data]
+    store.close()
+    code, _, err = ask("and now?", "demo-anthropic", conversation=conversation)
+    assert code == 0, err
+
+
+def test_an_import_whose_attachment_bytes_do_not_match_their_digest_is_refused(demo_config: Path,
+                                                                             tmp_path: Path) -> None:
+    from tests.conftest import run_cli
+
+    png = read_path(str(write(tmp_path, "chart.png", image_bytes("PNG", (8, 8)))))
+    code, out, err = ask("first", "demo-anthropic", as_json=True, attachments=[png])
+    assert code == 0, err
+    conversation = json.loads(out)["conversation"]
+    document = json.loads(run_cli("export", conversation)[1])
+    document["items"][0]["attachments"][0]["digest"] = "0" * 64
+    code, _, err = run_cli("import", "--as-new", str(write(tmp_path, "bad.json", json.dumps(document).encode())))
+    assert code != 0
+    assert "its bytes are not the ones its digest names" in err and "Traceback" not in err

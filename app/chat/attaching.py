@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..files.attach import AttachError, fit
-from ..stream.attachments import Attachment, problems
-from ..stream.history import Entry, User
+from ..files.attach import AttachError, fit, from_bytes
+from ..stream.attachments import TOOL_IMAGE_REF, Attachment, problems
+from ..stream.history import Entry, ToolResult, User
 
-__all__ = ["AttachError", "Attachment", "ready_for"]
+__all__ = ["AttachError", "Attachment", "ready_for", "with_tool_images"]
 
 
 def ready_for(dialect: str, attachments: Sequence[Attachment], history: Sequence[Entry] = ()) -> list[Attachment]:
@@ -30,3 +30,22 @@ def ready_for(dialect: str, attachments: Sequence[Attachment], history: Sequence
     if found:
         raise AttachError(" ".join(found) + " Nothing was sent.")
     return fitted
+
+
+def with_tool_images(history: list[Entry]) -> None:
+    """Give each tool result the images it names (``TOOL_IMAGE_REF``: an MCP
+    image kept in the data dir) before a request is built, so the model sees
+    what its tool returned: inside the result where the wire takes images
+    there (Anthropic), else right after the results (the dialects decide).
+    An image whose file is gone, or fails the attach check, stays a line."""
+    from ..files.paths import data_dir
+
+    for entry in history:
+        if not isinstance(entry, ToolResult) or entry.images or "(sent to the model as an image;" not in entry.content:
+            continue
+        for digest in TOOL_IMAGE_REF.findall(entry.content):
+            try:
+                data = (data_dir() / "attachments" / digest[:2] / digest).read_bytes()
+                entry.images.append(from_bytes(data, f"{entry.name} image"))
+            except (OSError, AttachError):
+                continue

@@ -36,7 +36,7 @@ from ..stream.usage import total
 from ..tools.approvals import Approvals
 from ..tools.dispatcher import MAX_CALLS_PER_TURN, MAX_CONCURRENT_TOOLS, Dispatcher, over_cap
 from ..tools.registry import Registry
-from .attaching import Attachment, ready_for
+from .attaching import Attachment, ready_for, with_tool_images
 from .events import (
     AttemptFailed,
     AttemptStarted,
@@ -334,6 +334,7 @@ class ChatSession:
         self._dispatcher = dispatcher
         dispatcher.approvals, dispatcher.path = self.approvals, (self.key_conversation, frozenset(self.path_turns))
         build = REQUEST_BUILDERS[self.endpoint.dialect]
+        with_tool_images(self.history)  # an MCP image goes to the model as an image
         path, body = build(self.endpoint.model, self.history, tools, self.system)
         if not self.request_usage:
             for name in USAGE_REQUESTS.get(self.endpoint.dialect, {}):

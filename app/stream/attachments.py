@@ -11,12 +11,23 @@ decoding and downscaling images is ``app/files/attach.py``'s (Pillow).
 from __future__ import annotations
 
 import base64
+import re
 from dataclasses import dataclass, field
 
 from .inert import inert
 
-__all__ = ["Attachment", "Limits", "LIMITS", "IMAGE_TYPES", "detect_media_type", "problems", "describe",
-           "size_words", "first_line"]
+__all__ = ["TOOL_IMAGE_REF", "tool_image_line", "Attachment", "Limits", "LIMITS", "IMAGE_TYPES",
+           "detect_media_type", "problems", "describe", "size_words", "first_line"]
+
+#: How a tool result names an image it returned that is kept in the data dir (by digest): the
+#: result stays text (the ledger, the card, the transcript keep it as they keep any result), and
+#: the next request sends the image itself (``chat.attaching.with_tool_images``).
+TOOL_IMAGE_REF = re.compile(r"\(sent to the model as an image; attachment ([0-9a-f]{64})\)")
+
+
+def tool_image_line(media_type: str, size: str, digest: str) -> str:
+    return f"[image: {media_type}, {size}] (sent to the model as an image; attachment {digest})"
+
 
 PNG, JPEG, GIF, WEBP, PDF, TEXT = "image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf", "text/plain"
 IMAGE_TYPES = frozenset({PNG, JPEG, GIF, WEBP})

@@ -214,7 +214,8 @@ class ChatScreen(Screen[None]):
             calls=self.transcript.calls, reveal_arguments=self.transcript.reveal_arguments,
             refresh_provider=self.refresh_provider, retry=self.action_retry, fork=self.action_fork,
             clear=self.clear_screen,
-            new_conversation=host.new_conversation, show_mcp_servers=host.action_mcp_servers)
+            new_conversation=host.new_conversation, show_mcp_servers=host.action_mcp_servers,
+            attach=self.exchanges.pending.append)
 
     def send(self, text: str) -> None:
         """Send a prompt now (sending scrolls to the bottom)."""
