@@ -95,7 +95,7 @@ def test_an_image_over_anthropics_pixels_is_downscaled_and_the_note_says_so() ->
     assert (small.width, small.height) == (8000, 266)
     assert small.note and "downscaled from 9000×300" in small.note and "Anthropic" in small.note
     assert problems("anthropic", [small]) == []
-    assert fit(item, "openai-chat") is not item and fit(small, "anthropic") is small  # within: untouched
+    assert fit(item, "openai-chat") is item and fit(small, "anthropic") is small  # within the limits: untouched
 
 
 def test_an_image_over_anthropics_bytes_is_downscaled_under_them() -> None:
@@ -259,3 +259,41 @@ def test_an_import_whose_attachment_bytes_do_not_match_their_digest_is_refused(d
     code, _, err = run_cli("import", "--as-new", str(write(tmp_path, "bad.json", json.dumps(document).encode())))
     assert code != 0
     assert "its bytes are not the ones its digest names" in err and "Traceback" not in err
+
+
+def test_markdown_links_an_attachment_and_jsonl_openai_inlines_it(demo_config: Path, tmp_path: Path) -> None:
+    from tests.conftest import run_cli
+
+    png = read_path(str(write(tmp_path, "chart.png", image_bytes("PNG", (16, 16)))))
+    code, out, err = ask("look", "demo-anthropic", as_json=True, attachments=[png])
+    assert code == 0, err
+    conversation = json.loads(out)["conversation"]
+    code, markdown, err = run_cli("export", conversation, "--format", "markdown")
+    assert code == 0, err
+    assert f"- 📎 [chart.png · PNG · {png.size} B · 16×16](attachments/{png.digest[:2]}/{png.digest})" in markdown
+    code, jsonl, err = run_cli("export", conversation, "--format", "jsonl-openai")
+    assert code == 0, err
+    first = json.loads(jsonl.splitlines()[0])
+    assert first["content"][0] == {"type": "image_url", "image_url": {"url": png.data_url()}}
+
+
+def test_stdin_cannot_be_both_the_prompt_and_an_attachment(demo_config: Path) -> None:
+    from tests.conftest import run_cli
+
+    code, _, err = run_cli("ask", "--provider", "demo-anthropic", "-a", "-", "-")
+    assert code == 2 and "stdin can be the prompt (-) or an attachment (-a -), not both" in err
+
+
+def test_an_animated_gif_for_openai_is_sent_as_its_first_frame_and_the_note_says_so() -> None:
+    from PIL import Image
+
+    frames = [Image.new("RGB", (20, 10), colour) for colour in ((255, 0, 0), (0, 255, 0))]
+    out = io.BytesIO()
+    frames[0].save(out, "GIF", save_all=True, append_images=frames[1:], duration=100, loop=0)
+    item = from_bytes(out.getvalue(), "spin.gif")
+    still = fit(item, "openai-chat")
+    assert still.media_type == "image/png" and (still.width, still.height) == (20, 10)
+    assert still.note == "the first frame of an animated GIF, as PNG (OpenAI takes still GIFs only)"
+    assert fit(item, "anthropic") is item  # Anthropic takes it as it is
+    single = from_bytes(image_bytes("GIF", (5, 5)), "still.gif")
+    assert fit(single, "openai-responses") is single

@@ -96,6 +96,9 @@ def run(args: argparse.Namespace) -> int:
     if replaced:
         _say_replaced("the prompt", replaced)
     attached = []
+    if prompt == "-" and "-" in args.attach:
+        print("callstream: stdin can be the prompt (-) or an attachment (-a -), not both", file=sys.stderr)
+        return 2
     if args.attach:
         from ..files.attach import AttachError, read_path
 

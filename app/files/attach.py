@@ -91,11 +91,29 @@ def _probe(data: bytes, name: str) -> tuple[int, int]:
     return width, height
 
 
+def _still(item: Attachment, provider: str) -> Attachment:
+    """An animated GIF's first frame, as a PNG (the note says so); a still GIF as it is."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(item.data)) as image:
+        if getattr(image, "n_frames", 1) <= 1:
+            return item
+        out = io.BytesIO()
+        image.convert("RGBA").save(out, "PNG")
+    data = out.getvalue()
+    return Attachment(item.name, "image/png", len(data), hashlib.sha256(data).hexdigest(), data, item.width,
+                      item.height, f"the first frame of an animated GIF, as PNG ({provider} takes still GIFs only)")
+
+
 def fit(item: Attachment, dialect: str) -> Attachment:
     """An image within the dialect's size and pixel limits: downscaled (same
-    format; GIF's first frame as PNG) until it fits, with a note saying so.
+    format; a GIF as PNG) until it fits, with a note saying so; an animated
+    GIF for OpenAI (still GIFs only) becomes its first frame, noted too.
     Anything else, or an image already within them, comes back as it is."""
     limits = LIMITS.get(dialect)
+    if limits is not None and item.media_type == "image/gif" and item.width is not None and \
+            dialect.startswith("openai"):
+        item = _still(item, limits.provider)  # OpenAI takes non-animated GIFs only
     if limits is None or item.kind != "image" or item.width is None or item.height is None:
         return item
     side = max(item.width, item.height)

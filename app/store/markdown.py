@@ -3,6 +3,7 @@ prose as written and each call with its allow-listed fields and its state."""
 
 from __future__ import annotations
 
+from ..stream.attachments import describe
 from ..stream.blocks import ToolCallBlock
 from ..stream.preview import result_line, shown_result, visible_fields
 from ..stream.usage import total, usage_words
@@ -23,6 +24,9 @@ def markdown_of(conversation: StoredTree, display: Display) -> str:
     for item in conversation.items:
         if isinstance(item, StoredUser):
             lines += ["## You", "", item.text, ""]
+            # each attachment linked where the data dir keeps it (by content hash)
+            lines += [f"- 📎 [{describe(a)}](attachments/{a.digest[:2]}/{a.digest})" for a in item.attachments]
+            lines += [""] if item.attachments else []
             continue
         heading = "## Assistant"
         cost = " · ".join(part for part in (item.model, usage_words(item.usage)) if part)

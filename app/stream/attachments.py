@@ -106,25 +106,28 @@ class Limits:
     provider: str
     types: frozenset[str]
     image_bytes: int  # one image, its bytes before base64
-    image_side: int  # the longer side, in pixels
+    image_side: int  # the longer side, in pixels (NO_SIDE_LIMIT: the provider scales, it does not refuse)
     images: int  # images in one request
     request_bytes: int  # all inline content of one request (before base64)
     source: str  # where the provider says so
 
 
 _MB = 1024 * 1024
+#: OpenAI and Gemini state no largest side: they scale a big image themselves.
+NO_SIDE_LIMIT = 1 << 30
+_ALL = frozenset({PNG, JPEG, GIF, WEBP, PDF, TEXT})
 
 #: Per dialect, from each provider's documentation (the URL in ``source``).
 LIMITS: dict[str, Limits] = {
-    "openai-chat": Limits("OpenAI", frozenset({PNG, JPEG, GIF, WEBP, PDF, TEXT}), 50 * _MB, 8192, 500, 50 * _MB,
+    "openai-chat": Limits("OpenAI", _ALL, 50 * _MB, NO_SIDE_LIMIT, 500, 50 * _MB,
                           "platform.openai.com/docs/guides/images-vision (50 MB a request, 500 images; "
                           "PNG, JPEG, WebP, non-animated GIF); /docs/guides/pdf-files"),
-    "openai-responses": Limits("OpenAI", frozenset({PNG, JPEG, GIF, WEBP, PDF, TEXT}), 50 * _MB, 8192, 500, 50 * _MB,
+    "openai-responses": Limits("OpenAI", _ALL, 50 * _MB, NO_SIDE_LIMIT, 500, 50 * _MB,
                                "platform.openai.com/docs/guides/images-vision; /docs/guides/pdf-files"),
-    "anthropic": Limits("Anthropic", frozenset({PNG, JPEG, GIF, WEBP, PDF, TEXT}), 5 * _MB, 8000, 100, 32 * _MB,
+    "anthropic": Limits("Anthropic", _ALL, 5 * _MB, 8000, 100, 32 * _MB,
                         "docs.anthropic.com/en/docs/build-with-claude/vision (5 MB an image, 8000x8000 px, "
                         "100 images); /pdf-support (32 MB a request)"),
-    "gemini": Limits("Gemini", frozenset({PNG, JPEG, WEBP, PDF, TEXT}), 20 * _MB, 3072 * 4, 3000, 20 * _MB,
+    "gemini": Limits("Gemini", frozenset({PNG, JPEG, WEBP, PDF, TEXT}), 20 * _MB, NO_SIDE_LIMIT, 3000, 20 * _MB,
                      "ai.google.dev/gemini-api/docs/image-understanding (inline data: 20 MB a request; "
                      "PNG, JPEG, WebP, HEIC, HEIF — no GIF; 3000 images)"),
 }
