@@ -7,9 +7,10 @@ same ordered block list the loop keeps.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..stream import Block, Turn
+from ..stream.attachments import Attachment
 from ..stream.usage import Usage
 
 __all__ = [
@@ -32,6 +33,8 @@ class UserSent:
     text: str
     #: Its entry in the stored conversation's tree (None: nothing stores this session).
     entry: int | None = None
+    #: The files sent with it, as sent (after any downscale: ``Attachment.note``).
+    attachments: list[Attachment] = field(default_factory=list)
 
 
 @dataclass(slots=True)

@@ -9,9 +9,11 @@ any listener, so every listener reads the same place whatever their order.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from ..stream.attachments import Attachment
 from ..stream.history import Entry
 
 if TYPE_CHECKING:
@@ -38,7 +40,8 @@ class EntryBook(Protocol):
     under its write lock (two processes never share one): the session asks
     before it tells its listeners, and carries the number on its events."""
 
-    def user_entry(self, text: str, after: int | None, branch: str) -> int:
+    def user_entry(self, text: str, after: int | None, branch: str,
+                   attachments: Sequence[Attachment] = ()) -> int:
         """A user message after entry ``after`` on ``branch``: its entry number."""
 
     def turn_entry(self, after: int | None, branch: str) -> tuple[int, int]:

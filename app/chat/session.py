@@ -17,9 +17,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -37,6 +36,7 @@ from ..stream.usage import total
 from ..tools.approvals import Approvals
 from ..tools.dispatcher import MAX_CALLS_PER_TURN, MAX_CONCURRENT_TOOLS, Dispatcher, over_cap
 from ..tools.registry import Registry
+from .attaching import Attachment, ready_for, with_tool_images
 from .events import (
     AttemptFailed,
     AttemptStarted,
@@ -50,7 +50,7 @@ from .events import (
 from .feed import TurnFeed
 from .forming import FormingWatch
 from .place import EntryBook
-from .turns import LiveTurn, ending_note, failure_words, retryable, stop_unfinished
+from .turns import LiveTurn, ending_note, failure_words, retry_delay, retryable, stop_unfinished
 
 if TYPE_CHECKING:
     from ..store import StoredTree
@@ -214,13 +214,14 @@ class ChatSession:
                                      f"({plural(turns, 'turn')} added); continuing from there."))
         return True
 
-    async def send(self, text: str) -> ExchangeDone:
+    async def send(self, text: str, attachments: Sequence[Attachment] = ()) -> ExchangeDone:
+        ready = ready_for(self.endpoint.dialect, attachments, self.history)  # refused: nothing stored or sent
         self._catch_up()
-        self.history.append(User(text))
+        self.history.append(User(text, ready))
         self._mark("user", text=text)
-        entry = self.book.user_entry(text, self.position, self.branch) if self.book is not None else None
+        entry = self.book.user_entry(text, self.position, self.branch, ready) if self.book is not None else None
         self.position = entry if entry is not None else self.position
-        self._emit(UserSent(text, entry))
+        self._emit(UserSent(text, entry, ready))
         return await self._rounds()
 
     def move_to(self, history: list[Entry], position: int | None, branch: str, path_turns: set[int],
@@ -333,6 +334,7 @@ class ChatSession:
         self._dispatcher = dispatcher
         dispatcher.approvals, dispatcher.path = self.approvals, (self.key_conversation, frozenset(self.path_turns))
         build = REQUEST_BUILDERS[self.endpoint.dialect]
+        with_tool_images(self.history)  # an MCP image goes to the model as an image
         path, body = build(self.endpoint.model, self.history, tools, self.system)
         if not self.request_usage:
             for name in USAGE_REQUESTS.get(self.endpoint.dialect, {}):
@@ -364,7 +366,7 @@ class ChatSession:
                 turn = Turn(self.endpoint.dialect, "provider_error", None, exc.message, parser.blocks,
                             exc.cause, detail=exc.detail)
                 if exc.retryable and attempt <= self.retries and not self._cancelled:
-                    delay = exc.retry_after if exc.retry_after is not None else self._delay(attempt)
+                    delay = exc.retry_after if exc.retry_after is not None else retry_delay(self.backoff, attempt)
                     await self._fail_attempt(record, attempt, exc.message, delay)
                     continue
                 break
@@ -386,16 +388,12 @@ class ChatSession:
             if dispatched(parser.blocks):
                 break  # what ran belongs to the history: continue from it (_settle), never regenerate it
             if retryable(turn) and attempt <= self.retries:
-                await self._fail_attempt(record, attempt, failure_words(turn), self._delay(attempt))
+                await self._fail_attempt(record, attempt, failure_words(turn), retry_delay(self.backoff, attempt))
                 continue
             break
         assert turn is not None
         record.result = turn
         return await self._settle(record, turn, dispatcher)
-
-    def _delay(self, attempt: int) -> float:
-        base = min(self.backoff * 2.0 ** (attempt - 1), 8.0)
-        return base + random.uniform(0, self.backoff / 2)
 
     async def _fail_attempt(self, record: LiveTurn, attempt: int, words: str, delay: float) -> None:
         message = f"Attempt {attempt} failed: {words}. Retrying in {delay:.1f} s."
@@ -443,7 +441,7 @@ class ChatSession:
             # its calls ran: the next request continues from them (prose, calls, results, note)
             self._continuations += 1
             with contextlib.suppress(asyncio.CancelledError):
-                await self._cancellable(asyncio.sleep(self._delay(self._continuations)))
+                await self._cancellable(asyncio.sleep(retry_delay(self.backoff, self._continuations)))
             if not self._cancelled:
                 return "continue"
         self._failed = (len(self.history), None) if ran else (start, record.index)

@@ -10,10 +10,12 @@ events say.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..store import Store, StoredTree, StoredTurn, StoredUser, history_of, retry_point
 from ..stream import ToolCallBlock
+from ..stream.attachments import Attachment
 from .events import (
     AttemptFailed,
     BlockGrew,
@@ -60,9 +62,10 @@ class TranscriptWriter:
 
     # -- the session's entry book (``place.EntryBook``): the store numbers each new entry ----
 
-    def user_entry(self, text: str, after: int | None, branch: str) -> int:
+    def user_entry(self, text: str, after: int | None, branch: str,
+                   attachments: Sequence[Attachment] = ()) -> int:
         self._ensure_conversation()
-        seq = self._user = self.store.add_user(self.conversation, text, after, branch)
+        seq = self._user = self.store.add_user(self.conversation, text, after, branch, attachments)
         self._known.add(seq)
         return seq
 

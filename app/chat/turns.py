@@ -7,6 +7,7 @@ is ``app.stream.Turn``.
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,7 +15,7 @@ from ..rules.told import approval_note, cause_words, interruption_note
 from ..stream import Block, ToolCallBlock, Turn
 from ..stream.usage import Usage
 
-__all__ = ["LiveTurn", "retryable", "failure_words", "stop_unfinished", "ending_note"]
+__all__ = ["LiveTurn", "retryable", "retry_delay", "failure_words", "stop_unfinished", "ending_note"]
 
 
 @dataclass(slots=True)
@@ -52,6 +53,11 @@ class LiveTurn:
         if self.result is not None and self.result.detail:
             out["detail"] = self.result.detail  # the provider's whole error text, beside its one line
         return out
+
+
+def retry_delay(backoff: float, attempt: int) -> float:
+    """How long to wait before attempt ``attempt + 1``: doubling from ``backoff``, at most 8 s, with jitter."""
+    return min(backoff * 2.0 ** (attempt - 1), 8.0) + random.uniform(0, backoff / 2)
 
 
 def retryable(turn: Turn) -> bool:

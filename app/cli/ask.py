@@ -44,6 +44,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     ask.add_argument("--max-cost", metavar="USD", type=_dollars,
                      help="refuse a request whose estimated cost would take this exchange past USD dollars (the "
                      "first: nothing is sent; a later one: the tool loop stops there); exit 1")
+    ask.add_argument("-a", "--attach", action="append", default=[], metavar="FILE",
+                     help="attach a file: an image (PNG, JPEG, GIF, WebP), a PDF or a text file; repeatable; "
+                     "'-' reads it from stdin (its type from the bytes)")
     ask.add_argument("--approve", metavar="all|read-only|TOOL,...",
                      help="run these without asking (nobody is asked in ask: any other call that needs approval "
                      "ends as 'needs approval', exit 1); also answers the pending approvals of --conversation")
@@ -110,14 +113,26 @@ def run(args: argparse.Namespace) -> int:
     prompt, replaced = utf8_text(args.prompt)  # an argument's bytes that were not UTF-8 (argv, C locale)
     if replaced:
         _say_replaced("the prompt", replaced)
-    if prompt == "-":
+    attached = []
+    if prompt == "-" and "-" in args.attach:
+        print("callstream: stdin can be the prompt (-) or an attachment (-a -), not both", file=sys.stderr)
+        return 2
+    if args.attach:
+        from ..files.attach import AttachError, read_path
+
+        try:
+            attached = [read_path(path) for path in args.attach]
+        except AttachError as exc:
+            print(f"callstream: {inert(str(exc))}", file=sys.stderr)
+            return 2
+    if prompt == "-" and "-" not in args.attach:
         prompt = _read_stdin()
-    elif sys.stdin is not None and not sys.stdin.isatty():
+    elif sys.stdin is not None and not sys.stdin.isatty() and "-" not in args.attach:
         prompt = with_attachment(prompt, _read_stdin())
     return run_ask(prompt, args.provider, args.model, args.base_url, args.conversation, args.json,
                    args.no_tools, system=args.system, role=args.role, markdown=sys.stdout.isatty(),
                    approve=args.approve, verbose=args.verbose or _is_terminal(sys.stderr), compact=args.compact,
-                   max_cost=args.max_cost)
+                   max_cost=args.max_cost, attachments=attached)
 
 
 def _is_terminal(stream: TextIO | None) -> bool:
@@ -153,7 +168,7 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
                conversation: str | None, as_json: bool, no_tools: bool, out: TextIO, err: TextIO,
                system: str | None, role: str | None, markdown: bool,
                approve: str | None = None, verbose: bool = False, compact: bool = False,
-               max_cost: Decimal | None = None) -> int:
+               max_cost: Decimal | None = None, attachments: list[Any] | None = None) -> int:
     import asyncio
     import time
 
@@ -202,7 +217,7 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
             return 1
         if compacted is not None:
             print(inert(f"  · {compacted.words()}"), file=err)
-        done = await session.send(prompt)
+        done = await session.send(prompt, attachments or [])
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.remove_signal_handler(signal.SIGINT)
@@ -239,7 +254,8 @@ def run_ask(prompt: str, provider: str | None = None, model: str | None = None, 
             conversation: str | None = None, as_json: bool = False, no_tools: bool = False,
             out: TextIO | None = None, err: TextIO | None = None, *, system: str | None = None,
             role: str | None = None, markdown: bool = False, approve: str | None = None,
-            verbose: bool = False, compact: bool = False, max_cost: Decimal | None = None) -> int:
+            verbose: bool = False, compact: bool = False, max_cost: Decimal | None = None,
+            attachments: list[Any] | None = None) -> int:
     import asyncio
 
     out = out or sys.stdout
@@ -247,11 +263,12 @@ def run_ask(prompt: str, provider: str | None = None, model: str | None = None, 
     if not prompt.strip():
         print("callstream: ask needs a prompt (an argument, or - to read it from stdin)", file=err)
         return 2
+    from ..files.attach import AttachError
     from ..settings.checks import ConfigError
 
     try:
         return asyncio.run(_ask(prompt, provider, model, base_url, conversation, as_json, no_tools, out, err,
-                                system, role, markdown, approve, verbose, compact, max_cost))
-    except ConfigError as exc:
+                                system, role, markdown, approve, verbose, compact, max_cost, attachments))
+    except (ConfigError, AttachError) as exc:  # an attachment is refused before anything is stored or sent
         print(f"callstream: {inert(str(exc))}", file=err)
         return 2

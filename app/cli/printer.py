@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, TextIO
 
-from ..chat.events import AttemptFailed, BlockGrew, BlockOpened, CallState, ChatEvent, Notice, TurnSettled
+from ..chat.events import AttemptFailed, BlockGrew, BlockOpened, CallState, ChatEvent, Notice, TurnSettled, UserSent
 from ..stream import TERMINAL_STATES, ToolCallBlock
+from ..stream.attachments import describe
 from ..stream.inert import inert
 from ..stream.preview import result_line, shown_result, visible_fields
 
@@ -85,6 +86,10 @@ class Printer:
                     self._render(final=False)
                 else:
                     self._write(inert(event.delta))
+        elif isinstance(event, UserSent):
+            for item in event.attachments:  # what was attached, as sent (a downscale said)
+                note = f" — {item.note}" if item.note else ""
+                print(inert(f"  + {describe(item)}{note}"), file=self.err)
         elif isinstance(event, BlockOpened):
             self._render(final=True)
             if event.index > 0 and event.block.type == "text" and not self.at_line_start:

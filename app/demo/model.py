@@ -22,6 +22,7 @@ from ..rules.words import plural
 from ..stream.history import Assistant, CallRecord, Entry, ToolResult, ToolSpec, User
 from ..stream.limits import loads
 from .plan import Call, Plan, Say, Stall, Think, call_id
+from .received import about_attachments, about_tool_images
 
 __all__ = ["SCENARIOS", "LABEL", "reply"]
 
@@ -82,6 +83,12 @@ class _Context:
 
 def reply(history: list[Entry], tools: list[ToolSpec], attempt: int = 1, dialect: str = "openai-chat") -> Plan:
     ctx = _Context(history, tools, attempt, dialect)
+    said = next((e for e in reversed(history) if isinstance(e, User)), None)
+    if said is not None and said.attachments and not ctx.after:
+        return about_attachments(said)
+    shown = about_tool_images(ctx.after) if ctx.after and isinstance(ctx.after[-1], ToolResult) else None
+    if shown is not None:
+        return shown
     text = ctx.user.strip()
     if text.lower().startswith("/demo"):
         name = text[5:].strip().lower()

@@ -2,7 +2,9 @@
 
 Text content is the result. Image, audio and resource content is never
 pasted into the result (a base64 blob is no use to a card or a model): each
-becomes one inert line saying its kind, size and mime type. ``structuredContent``
+becomes one inert line saying its kind, size and mime type. A whole image is
+also kept in the data dir by hash and its line names it, so the next request
+sends the image itself (``stream.attachments.TOOL_IMAGE_REF``). ``structuredContent``
 is kept, as JSON after the text, when the text does not already say it.
 ``isError`` makes the call a failed one, its text the message.
 """
@@ -15,6 +17,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ..stream.attachments import Attachment, tool_image_line
 from ..stream.limits import loads
 
 __all__ = ["MappedResult", "map_result"]
@@ -38,10 +41,32 @@ def _human(n: int) -> str:
     return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB" if n < 1024 * 1024 else f"{n / 1048576:.1f} MB"
 
 
+def _keep_image(data: str) -> Attachment | None:
+    """An image the tool returned, checked as an attached file is and kept in
+    the data dir by hash, so the next request can send it to the model; None
+    (a line only) for bytes that are not a whole image."""
+    from ..files.attach import AttachError, from_bytes
+    from ..files.paths import data_dir
+    from ..store.attachfiles import AttachmentFiles
+
+    try:
+        item = from_bytes(base64.b64decode(data, validate=True), "tool image")
+    except (binascii.Error, ValueError, AttachError):
+        return None
+    if item.kind != "image":
+        return None
+    AttachmentFiles(data_dir() / "attachments").put(item)
+    return item
+
+
 def _line(block: Any) -> str:
     kind = getattr(block, "type", "")
     if kind == "text":
         return str(block.text)
+    if kind == "image":
+        kept = _keep_image(block.data)
+        if kept is not None:
+            return tool_image_line(block.mime_type, _human(kept.size), kept.digest)
     if kind in ("image", "audio"):
         return f"[{kind}: {block.mime_type}, {_human(_size(block.data))}]"
     if kind == "resource":

@@ -41,8 +41,11 @@ def recording_files(directory: Path, conversation: str) -> list[Path]:
 def delete_conversation(store: Store, conversation: str, recordings: Path) -> list[Path]:
     """Remove ``conversation`` (a whole id): its entries, blocks, branches
     and search rows in one transaction, then its recording files. Returns
-    the files removed. The ledger keeps its rows (see the module docstring)."""
+    the files removed. Its attachment files go too, unless another
+    conversation names them. The ledger keeps its rows (see the module docstring)."""
+    named = store.attachment_digests(conversation)
     store.delete(conversation)
+    store.attachments.remove(named - store.attachment_digests())  # the files no other conversation names
     removed = []
     for path in recording_files(recordings, conversation):
         with contextlib.suppress(FileNotFoundError):

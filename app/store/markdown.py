@@ -4,6 +4,7 @@ prose as written and each call with its allow-listed fields and its state."""
 from __future__ import annotations
 
 from ..rules.prices import PriceBook, money_words
+from ..stream.attachments import describe
 from ..stream.blocks import ToolCallBlock
 from ..stream.preview import result_line, shown_result, visible_fields
 from ..stream.usage import total, usage_words
@@ -29,6 +30,9 @@ def markdown_of(conversation: StoredTree, display: Display, prices: PriceBook | 
         if isinstance(item, StoredUser):
             lines += ["## You" if item.kind == "user" else "## Summary (the conversation was compacted here)", "",
                       item.text, ""]
+            # each attachment linked where the data dir keeps it (by content hash)
+            lines += [f"- 📎 [{describe(a)}](attachments/{a.digest[:2]}/{a.digest})" for a in item.attachments]
+            lines += [""] if item.attachments else []
             continue
         heading = "## Assistant"
         money = book.cost(item.usage, item.model) if prices else None

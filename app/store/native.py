@@ -17,6 +17,7 @@ from ..rules.titles import TITLE_LIMIT, clean_title
 from ..stream.blocks import PENDING_APPROVAL, ToolCallBlock, block_from_record, block_record
 from ..stream.limits import TooDeep, check_depth, full_text, one_line
 from ..stream.usage import Usage
+from .native_attachments import attachments_document, attachments_of
 from .tree import StoredEntry, StoredTree, StoredTurn, StoredUser
 
 if TYPE_CHECKING:
@@ -26,15 +27,19 @@ __all__ = ["FORMAT", "VERSION", "ImportError_", "export_document", "import_docum
            "store_new_entries"]
 
 FORMAT = "callstream-transcript"
-#: The transcript format's version (docs/transcript-format.md); version 1 files still import.
-VERSION = 2
+#: The transcript format's version (docs/transcript-format.md; 3 adds a user item's ``attachments``);
+#: versions 1 and 2 still import.
+VERSION = 3
 
 
 def _item_document(item: StoredEntry, prices: PriceBook | None = None) -> dict[str, Any]:
     tree = {"entry": item.seq, "parent": item.parent, "branch": item.branch}
     if isinstance(item, StoredUser):
-        return {"kind": item.kind, "text": item.text, "exchange": item.exchange,
+        user: dict[str, Any] = {"kind": item.kind, "text": item.text, "exchange": item.exchange,
                 "exchange_message": item.exchange_message, **tree}
+        if item.attachments:
+            user["attachments"] = attachments_document(item.attachments)
+        return user
     document: dict[str, Any] = {"kind": "turn", "turn": item.turn, "attempts": item.attempts, "outcome": item.outcome,
                 "stop_reason": item.stop_reason, "error": item.error, "cause": item.cause,
                 "note": item.note, "failures": item.failures, "killed": item.killed,
@@ -111,7 +116,7 @@ def import_document(store: Store, document: Any, as_new: bool = False) -> str:
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise ImportError_("not a callstream transcript export (no \"format\": \"callstream-transcript\")")
     version = document.get("version")
-    if isinstance(version, bool) or version not in (1, 2):
+    if isinstance(version, bool) or version not in (1, 2, 3):
         raise ImportError_(f"unsupported transcript version {str(version)[:20]!r}")
     meta = document.get("conversation")
     items = document.get("items")
@@ -136,7 +141,7 @@ def import_document(store: Store, document: Any, as_new: bool = False) -> str:
             branch = _optional_text(item, "branch", where) or ""
         entries.append(_entry_of(item, seq, parent, branch, where))
     head = None
-    if version == 2 and meta.get("head") is not None:
+    if version >= 2 and meta.get("head") is not None:
         named = _whole(meta.get("head"), "conversation.head (an entry number)", 0, _MAX_TURN)
         head = numbers.get(named)
     return store_conversation(store, meta, entries, head, as_new)
@@ -170,7 +175,8 @@ def _entry_of(item: dict[str, Any], seq: int, parent: int | None, branch: str, w
         _optional_text(item, name, where)
     if item["kind"] in ("user", "summary"):
         return StoredUser(seq, item.get("text") or "", item.get("exchange"), item.get("exchange_message"), parent,
-                          branch, kind=item["kind"])
+                          branch, kind=item["kind"],
+                          attachments=attachments_of(item.get("attachments"), where, ImportError_))
     turn = _whole(item.get("turn"), f"{where}.turn", 0, _MAX_TURN)
     attempts = _whole(item.get("attempts", 1), f"{where}.attempts", 0, 1000)
     failures = item.get("failures", [])

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from ..stream.attachments import Attachment
 from ..stream.blocks import Block, ReasoningBlock, TextBlock, block_from_record
 from ..stream.limits import loads
 from ..stream.usage import Usage
+from .attachfiles import AttachmentFiles
 from .tree import StoredEntry, StoredTurn, StoredUser, mark_killed
 
 __all__ = ["Pages", "OutlineEntry", "entries_of", "stored_usage", "PAGE_LIMIT"]
@@ -45,6 +47,14 @@ class Pages:
     """The paged half of ``Reads``."""
 
     _db: sqlite3.Connection
+    attachments: AttachmentFiles
+
+    def _attachments(self, refs: str | None) -> list[Attachment]:
+        """A user entry's attachments, their bytes read back from the data dir."""
+        if not refs:
+            return []
+        found = loads(refs)
+        return [self.attachments.load(ref) for ref in found if isinstance(ref, dict)] if isinstance(found, list) else []
 
     def outline(self, conversation: str, head: int | None = None) -> list[OutlineEntry]:
         """The path from the first entry to ``head`` (default: where the
@@ -82,11 +92,11 @@ class Pages:
         wanted = json.dumps(sorted(set(seqs)))
         rows = self._db.execute("SELECT * FROM entries WHERE conversation = ? AND seq IN (SELECT value FROM "
                                 "json_each(?)) ORDER BY seq", (conversation, wanted)).fetchall()
-        return entries_of(self._db, conversation, rows, wanted)
+        return entries_of(self._db, conversation, rows, wanted, self._attachments)
 
 
 def entries_of(db: sqlite3.Connection, conversation: str, rows: list[sqlite3.Row],
-               wanted: str | None) -> list[StoredEntry]:
+               wanted: str | None, attachments: Callable[[str | None], list[Attachment]]) -> list[StoredEntry]:
     """Stored entries from their ``entries`` rows, with their blocks: those of
     the entries in ``wanted`` (a JSON list of entry numbers), or of the whole
     conversation when it is None. The one way an entry is read back."""
@@ -104,7 +114,8 @@ def entries_of(db: sqlite3.Connection, conversation: str, rows: list[sqlite3.Row
     for entry in rows:
         if entry["kind"] in ("user", "summary"):
             items.append(StoredUser(entry["seq"], entry["text"] or "", entry["exchange"], entry["exchange_message"],
-                                    entry["parent"], entry["branch"], kind=entry["kind"]))
+                                    entry["parent"], entry["branch"], kind=entry["kind"],
+                                    attachments=attachments(entry["attachments"])))
             continue
         records = [_stored_block(rec, raws.get((entry["seq"], idx)), prose.get((entry["seq"], idx)))
                    for idx, rec in sorted(blocks.get(entry["seq"], []))]

@@ -12,7 +12,9 @@ from typing import Any
 
 from ..files.dbfile import DataFileError
 from ..rules.ids import check_id
+from ..stream.limits import loads
 from . import search
+from .attachfiles import AttachmentFiles
 from .naming import UnresolvedConversation, pick
 from .pages import Pages, entries_of, stored_usage
 from .search import Display, Hit
@@ -30,8 +32,22 @@ class Reads(Pages):
     """The read half of ``Store`` (the paged reads a long conversation's view uses: ``Pages``)."""
 
     _db: sqlite3.Connection
+    attachments: AttachmentFiles
     #: The tools' allow-lists now (None: the index is taken as written).
     display: Display | None
+
+    def attachment_digests(self, conversation: str | None = None) -> builtins.set[str]:
+        """The attachment files a conversation names (every conversation's, without one)."""
+        sql = "SELECT attachments FROM entries WHERE kind = 'user' AND attachments IS NOT NULL"
+        rows = self._db.execute(sql + " AND conversation = ?", (conversation,)) if conversation else \
+            self._db.execute(sql)
+        digests: builtins.set[str] = builtins.set()
+        for (refs,) in rows:
+            found = loads(refs)
+            for ref in found if isinstance(found, builtins.list) else []:
+                if isinstance(ref, dict) and isinstance(ref.get("digest"), str):
+                    digests.add(ref["digest"])
+        return digests
 
     def exists(self, conversation: str) -> bool:
         """Whether ``conversation`` (a whole id) is stored."""
@@ -102,7 +118,8 @@ class Reads(Pages):
                               row["model"], row["dialect"], forked_from=row["forked_from"],
                               forked_at=row["forked_at"], forked_len=row["forked_len"] or 0)
         for item in entries_of(self._db, result.id, self._db.execute(
-                "SELECT * FROM entries WHERE conversation = ? ORDER BY seq", (result.id,)).fetchall(), None):
+                "SELECT * FROM entries WHERE conversation = ? ORDER BY seq", (result.id,)).fetchall(), None,
+                self._attachments):
             if isinstance(item, StoredTurn):
                 result.next_turn = max(result.next_turn, item.turn + 1)
             result.tree.append(item)

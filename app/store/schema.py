@@ -24,7 +24,9 @@ from its block's record too, in ``prose_parts``: appended a piece at a time
 as it streams, so a long reply costs the store the bytes it adds, not a
 rewrite of everything so far at every flush (older records hold their text
 inline, and both load); and a turn keeps a provider error's whole text
-(``detail``) beside its one line.
+(``detail``) beside its one line. Step 5 gives a user entry its
+``attachments`` (a JSON list of references; the bytes are files in the data
+dir by content hash, ``attachfiles.py``).
 
 A buffer in ``call_arguments`` is UTF-8 text, held as TEXT or (written
 since, by ``dbfile.put_text``, which never copies a big buffer whole) as a
@@ -118,6 +120,11 @@ CREATE TABLE prose_parts (
 """
 
 
+_V5 = """
+ALTER TABLE entries ADD COLUMN attachments TEXT;             -- a user entry's files: [Attachment.ref(), ...]
+"""
+
+
 def _step1(db: sqlite3.Connection) -> None:
     for statement in _split(_V1):
         db.execute(statement)
@@ -141,6 +148,11 @@ def _step4(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
+def _step5(db: sqlite3.Connection) -> None:
+    for statement in _split(_V5):
+        db.execute(statement)
+
+
 def _split(script: str) -> list[str]:
     """Statements of a script, for ``execute`` one by one (``executescript``
     would commit the transaction the step runs in). Triggers keep their body."""
@@ -158,7 +170,7 @@ def _split(script: str) -> list[str]:
 
 
 #: Step n brings a file from version n-1 to version n.
-STEPS: list[Callable[[sqlite3.Connection], None]] = [_step1, _step2, _step3, _step4]
+STEPS: list[Callable[[sqlite3.Connection], None]] = [_step1, _step2, _step3, _step4, _step5]
 SCHEMA_VERSION = len(STEPS)
 
 

@@ -21,6 +21,7 @@ import uuid
 from pathlib import Path
 
 from ..files.dbfile import connect
+from .attachfiles import AttachmentFiles
 from .naming import ConversationNotFound
 from .reads import Reads
 from .schema import migrate
@@ -35,6 +36,8 @@ class Store(Writes, Reads):
     def __init__(self, path: Path, display: Display | None = None) -> None:
         self.path = path
         self.display = display
+        #: The attachments' bytes, by content hash, beside the transcript file.
+        self.attachments = AttachmentFiles(path.parent / "attachments")
         self._db = connect(path)
         try:
             self._db.execute("PRAGMA foreign_keys=ON")

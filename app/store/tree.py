@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from ..rules.told import told, turn_note
 from ..rules.words import UNKNOWN_OUTCOME, interrupted_note
+from ..stream.attachments import Attachment
 from ..stream.blocks import PENDING_APPROVAL, Block, ToolCallBlock, Turn, dispatched
 from ..stream.history import Assistant, Entry, User
 from ..stream.usage import Usage
@@ -45,6 +46,8 @@ class StoredUser:
     #: "user", or "summary": a compaction's note (``app/chat/compaction.py``), which stands for
     #: everything before it on the path when the history is told (``history_of``).
     kind: str = "user"
+    #: The files sent with it (their bytes read back from the data dir).
+    attachments: list[Attachment] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -165,7 +168,7 @@ def history_of(conversation: StoredTree | list[StoredEntry]) -> list[Entry]:
             # guarded by the ledger as before: only the model is told the summary instead)
             if item.kind == "summary":
                 history = []
-            history.append(User(item.text))
+            history.append(User(item.text, list(item.attachments)))
             continue
         ended = Turn("", item.outcome or "complete", item.stop_reason, item.error, item.blocks,  # type: ignore[arg-type]
                      item.cause)

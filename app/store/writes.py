@@ -15,15 +15,17 @@ import contextlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from ..files.dbfile import put_text
 from ..rules.titles import clean_title
+from ..stream.attachments import Attachment
 from ..stream.blocks import Block, ReasoningBlock, TextBlock, ToolCallBlock, Turn, block_record
 from ..stream.limits import loads
 from ..stream.redact import safe_cut
 from ..stream.usage import Usage, total
 from . import search
+from .attachfiles import AttachmentFiles
 from .reads import stored_usage
 from .search import Display
 from .tree import StoredEntry, StoredUser
@@ -40,6 +42,7 @@ class Writes:
     """The write half of ``Store``."""
 
     _db: sqlite3.Connection
+    attachments: AttachmentFiles
     #: The tools' allow-lists, for the search index (None: calls are found by name only).
     display: Display | None
     #: (conversation, seq, index) → (length, hash) of the argument buffer last written there
@@ -87,13 +90,15 @@ class Writes:
         """The entry a reopen shows the conversation at (the branch last looked at)."""
         self._db.execute("UPDATE conversations SET head = ? WHERE id = ?", (seq, conversation))
 
-    def add_user(self, conversation: str, text: str, parent: int | None = None, branch: str = "") -> int:
+    def add_user(self, conversation: str, text: str, parent: int | None = None, branch: str = "",
+                 attachments: Sequence[Attachment] = ()) -> int:
+        refs = self._keep(attachments)
         with self.transaction():  # the seq is chosen under the write lock: two processes never share one
             seq = self._next_seq(conversation)
             parent = self._attach(conversation, parent, branch)
-            self._db.execute("INSERT INTO entries (conversation, seq, kind, text, state, started, parent, branch) "
-                             "VALUES (?, ?, 'user', ?, 'done', ?, ?, ?)",
-                             (conversation, seq, text, time.time(), parent, branch))
+            self._db.execute("INSERT INTO entries (conversation, seq, kind, text, state, started, parent, branch, "
+                             "attachments) VALUES (?, ?, 'user', ?, 'done', ?, ?, ?, ?)",
+                             (conversation, seq, text, time.time(), parent, branch, refs))
             self._db.execute("UPDATE conversations SET title = ? WHERE id = ? AND title = ''",
                              (" ".join(text.split())[:80], conversation))
             search.put(self._db, conversation, seq, search.USER, text)
@@ -275,6 +280,16 @@ class Writes:
             self._db.execute("UPDATE entries SET exchange = ?, exchange_message = ? WHERE conversation = ? AND seq = ?",
                              (status, message, conversation, user))
 
+    def _keep(self, attachments: Sequence[Attachment]) -> str | None:
+        """Write the attachments' bytes (once each, by hash) before the entry
+        that names them: a reference never points at a file not yet there."""
+        if not attachments:
+            return None
+        for item in attachments:
+            if item.data:
+                self.attachments.put(item)
+        return json.dumps([item.ref() for item in attachments])
+
     def delete(self, conversation: str) -> None:
         with self.transaction():
             search.drop(self._db, conversation)
@@ -312,8 +327,9 @@ class Writes:
         if isinstance(item, StoredUser):
             self._db.execute(
                 "INSERT INTO entries (conversation, seq, kind, text, state, exchange, exchange_message, started, "
-                "parent, branch) VALUES (?, ?, ?, ?, 'done', ?, ?, ?, ?, ?)",
-                (conversation, seq, item.kind, item.text, item.exchange, item.exchange_message, now, parent, branch))
+                "parent, branch, attachments) VALUES (?, ?, ?, ?, 'done', ?, ?, ?, ?, ?, ?)",
+                (conversation, seq, item.kind, item.text, item.exchange, item.exchange_message, now, parent, branch,
+                 self._keep(item.attachments)))
             search.put(self._db, conversation, seq, search.USER, item.text)
             return
         self._db.execute(

@@ -12,12 +12,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .attachments import Attachment
+
 __all__ = ["User", "Assistant", "CallRecord", "ToolResult", "Entry", "ToolSpec"]
 
 
 @dataclass(slots=True)
 class User:
     text: str
+    #: Files and images sent with the message (each dialect encodes them as its parts).
+    attachments: list[Attachment] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -42,6 +46,9 @@ class ToolResult:
     #: The result as text (JSON for the built-in tools), as the model reads it.
     content: str
     is_error: bool = False
+    #: Images the tool returned: inside the result where the wire takes them
+    #: (Anthropic), else in a user-side message right after the results.
+    images: list[Attachment] = field(default_factory=list)
 
 
 Entry = User | Assistant | ToolResult

@@ -223,7 +223,8 @@ class ChatScreen(Screen[None]):
             refresh_provider=self.refresh_provider, retry=self.action_retry, fork=self.action_fork,
             compact=self.compacting.start,
             clear=self.clear_screen,
-            new_conversation=host.new_conversation, show_mcp_servers=host.action_mcp_servers)
+            new_conversation=host.new_conversation, show_mcp_servers=host.action_mcp_servers,
+            attach=self.exchanges.pending.append)
 
     def send(self, text: str) -> None:
         """Send a prompt now (sending scrolls to the bottom); with ``compact = "auto"``, compact first

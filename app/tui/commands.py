@@ -132,6 +132,23 @@ def _compact(context: SlashContext, argument: str) -> None:
     context.compact()
 
 
+@_command("attach", "PATH", "attach a file (an image, a PDF, a text file) to your next message")
+def _attach(context: SlashContext, argument: str) -> None:
+    from ..files.attach import AttachError, read_path
+    from ..stream.attachments import describe
+
+    if not argument.strip():
+        context.note("/attach needs a path: /attach ~/Pictures/chart.png", "warning")
+        return
+    try:
+        item = read_path(argument.strip())
+    except AttachError as exc:
+        context.note(inert(str(exc)), "error")
+        return
+    context.attach(item)
+    context.note(f"Attached {describe(item)}: it goes with your next message.")
+
+
 @_command("export", "[markdown|json] [FILE]", "write this conversation to a file (Markdown shows allow-listed "
          "fields only)")
 def _export(context: SlashContext, argument: str) -> None:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ..chat.session import ChatSession
     from ..runtime.wiring import Runtime
     from ..stream import ToolCallBlock
+    from ..stream.attachments import Attachment
 
 __all__ = ["SlashContext", "DisplaySpecs", "Note"]
 
@@ -53,3 +54,5 @@ class SlashContext:
     clear: Callable[[], None]
     new_conversation: Callable[[], None]
     show_mcp_servers: Callable[[], None]
+    #: /attach: a file to send with the next message (its chip shows when it is sent).
+    attach: Callable[[Attachment], None]

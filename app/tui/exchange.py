@@ -11,6 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
+from ..files.attach import AttachError
+from ..stream.attachments import Attachment
+from ..stream.inert import inert
 from ..stream.limits import one_line
 from .live import describe
 
@@ -38,6 +41,8 @@ class Exchanges:
         self._run = run
         #: An exchange is running (set before its worker starts, so a send right after is queued).
         self.active = False
+        #: Files /attach took, sent with the next message.
+        self.pending: list[Attachment] = []
 
     def attach(self, session: ChatSession) -> None:
         self.session = session
@@ -67,7 +72,12 @@ class Exchanges:
             elif regenerate:
                 done = await self.session.regenerate()
             else:
-                done = await self.session.send(text)
+                attached, self.pending = self.pending, []
+                try:
+                    done = await self.session.send(text, attached)
+                except AttachError as exc:  # refused before anything was stored or sent
+                    self.transcript.note(inert(str(exc)), "error")
+                    return
             while done.status == "done" and self.composer.queued:
                 text = self.composer.next_queued()
                 self.transcript.to_latest()

@@ -93,6 +93,10 @@ class LiveView:
         elif isinstance(event, UserSent):
             tally.new_exchange()
             transcript.user_sent(event.text)
+            if event.attachments:  # the chips under the message, as sent
+                from widgets.attachment_chips import AttachmentChips
+
+                transcript.add(AttachmentChips(event.attachments))
         elif isinstance(event, ConversationMoved):
             transcript.note(event.message, "quiet")
             ended = transcript.render_items(event.added)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...stream.history import Assistant, CallRecord, Entry, ToolResult, ToolSpec, User
+from ...stream.history import Assistant, CallRecord, Entry, ToolResult, ToolSpec
 from .base import Encoder, Request, RequestError, sse
+from .parts import attachment_of, user_of
 
 __all__ = ["MessagesEncoder", "parse_request"]
 
@@ -53,12 +54,17 @@ def parse_request(body: dict[str, Any]) -> Request:
             for block in blocks:
                 if block.get("type") == "tool_result":
                     call_id = str(block.get("tool_use_id", ""))
-                    history.append(ToolResult(call_id, names.get(call_id, ""), _result_text(block.get("content")),
-                                              bool(block.get("is_error"))))
-                elif block.get("type") == "text":
-                    texts.append(block.get("text", ""))
+                    content = block.get("content")
+                    images = [a for n, b in enumerate(content) if isinstance(b, dict)
+                              for a in [attachment_of(b, n)] if a is not None] if isinstance(content, list) else []
+                    history.append(ToolResult(call_id, names.get(call_id, ""), _result_text(content),
+                                              bool(block.get("is_error")), images))
+                else:
+                    texts.append(block)
             if texts:
-                history.append(User("".join(texts)))
+                user = user_of(texts, history)
+                if user is not None:
+                    history.append(user)
     tools = [
         ToolSpec(t["name"], t.get("description", ""), t.get("input_schema") or {})
         for t in body.get("tools") or []

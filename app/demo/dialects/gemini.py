@@ -19,10 +19,11 @@ import json
 import re
 from typing import Any
 
-from ...stream.history import Assistant, CallRecord, Entry, ToolResult, ToolSpec, User
+from ...stream.history import Assistant, CallRecord, Entry, ToolResult, ToolSpec
 from ...stream.jsonscan import JSONScanner, Path
 from ...stream.limits import loads
 from .base import Encoder, Request, RequestError, sse
+from .parts import user_of
 
 __all__ = ["GeminiEncoder", "parse_request", "json_path"]
 
@@ -80,6 +81,8 @@ def parse_request(body: dict[str, Any]) -> Request:
             continue
         texts = []
         for part in parts:
+            if not isinstance(part, dict):
+                continue
             response = _field(part, "functionResponse")
             if isinstance(response, dict):
                 name = str(response.get("name", ""))
@@ -93,10 +96,12 @@ def parse_request(body: dict[str, Any]) -> Request:
                 if is_error and isinstance(payload, dict):
                     text = str(payload.get("error"))
                 history.append(ToolResult(match.id if match else str(response.get("id", "")), name, text, is_error))
-            elif "text" in part:
-                texts.append(str(part["text"]))
+            else:
+                texts.append(part)
         if texts:
-            history.append(User("".join(texts)))
+            user = user_of(texts, history)
+            if user is not None:
+                history.append(user)
     tools = []
     for tool in body.get("tools") or []:
         for decl in (_field(tool, "functionDeclarations") if isinstance(tool, dict) else None) or []:

@@ -7,6 +7,7 @@ from typing import Any
 from ...stream.history import Assistant, CallRecord, Entry, ToolResult, ToolSpec, User
 from ...stream.limits import loads
 from .base import Encoder, Request, RequestError, looks_failed, sse
+from .parts import user_of
 
 __all__ = ["ChatEncoder", "parse_request"]
 
@@ -40,7 +41,10 @@ def parse_request(body: dict[str, Any]) -> Request:
             raise RequestError("each message must be an object")
         role = message.get("role")
         if role == "user":
-            history.append(User(_content_text(message.get("content"))))
+            content = message.get("content")
+            user = user_of(content, history) if isinstance(content, list) else User(_content_text(content))
+            if user is not None:
+                history.append(user)
         elif role == "assistant":
             calls = []
             for call in message.get("tool_calls") or []:

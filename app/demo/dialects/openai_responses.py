@@ -8,6 +8,7 @@ from typing import Any
 from ...stream.history import Assistant, CallRecord, Entry, ToolResult, ToolSpec, User
 from ...stream.limits import loads
 from .base import Encoder, Request, RequestError, looks_failed, sse
+from .parts import user_of
 
 __all__ = ["ResponsesEncoder", "parse_request"]
 
@@ -43,7 +44,10 @@ def parse_request(body: dict[str, Any]) -> Request:
         if kind == "message":
             role = item.get("role")
             if role == "user":
-                history.append(User(_text(item.get("content"))))
+                content = item.get("content")
+                user = user_of(content, history) if isinstance(content, list) else User(_text(content))
+                if user is not None:
+                    history.append(user)
             elif role == "assistant":
                 assistant().text += _text(item.get("content"))
         elif kind == "function_call":

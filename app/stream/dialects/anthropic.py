@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..attachments import Attachment
 from ..events import (
     ArgsDelta,
     CallEnded,
@@ -172,14 +173,20 @@ def build_request(
 
     for entry in history:
         if isinstance(entry, User):
-            add("user", [{"type": "text", "text": entry.text or " "}])
+            blocks_in = [_block(item) for item in entry.attachments]
+            if entry.text or not blocks_in:
+                blocks_in.append({"type": "text", "text": entry.text or " "})
+            add("user", blocks_in)
         elif isinstance(entry, Assistant):
             text = assistant_text(entry)
             blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text.strip() else []
             blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in entry.calls]
             add("assistant", blocks)
         elif isinstance(entry, ToolResult):
-            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": entry.call_id, "content": entry.content}
+            content: str | list[dict[str, Any]] = entry.content
+            if entry.images:  # a tool result takes images here: the model sees what its tool returned
+                content = [{"type": "text", "text": entry.content or " "}, *(_block(i) for i in entry.images)]
+            block: dict[str, Any] = {"type": "tool_result", "tool_use_id": entry.call_id, "content": content}
             if entry.is_error:
                 block["is_error"] = True
             add("user", [block])
@@ -190,6 +197,17 @@ def build_request(
         body["tools"] = [{"name": t.name, "description": t.description,
                           "input_schema": adapt("anthropic", t.parameters)} for t in tools]
     return "/v1/messages", body
+
+
+def _block(item: Attachment) -> dict[str, Any]:
+    """An image block, a PDF document block, or a plain-text document block titled with the file's name."""
+    if item.kind == "image":
+        return {"type": "image", "source": {"type": "base64", "media_type": item.media_type, "data": item.b64()}}
+    if item.kind == "pdf":
+        return {"type": "document", "source": {"type": "base64", "media_type": "application/pdf",
+                                                "data": item.b64()}, "title": item.name}
+    return {"type": "document", "source": {"type": "text", "media_type": "text/plain",
+                                            "data": item.data.decode("utf-8", errors="replace")}, "title": item.name}
 
 
 def auth_headers(api_key: str | None) -> dict[str, str]:

@@ -15,6 +15,7 @@ import json
 import re
 from typing import Any
 
+from ..attachments import Attachment
 from ..events import (
     ArgsDelta,
     CallEnded,
@@ -30,7 +31,7 @@ from ..history import Assistant, Entry, ToolResult, ToolSpec, User
 from ..sse import SSEEvent
 from ..usage import Usage, count
 from .base import ModelOnce, error_message, field, load_payload
-from .requests_common import assistant_text, result_value
+from .requests_common import assistant_text, result_value, tool_images_words
 from .schemas import adapt
 
 __all__ = ["Gemini", "parse_json_path", "build_request", "auth_headers", "STREAM_ARGUMENTS", "usage_of"]
@@ -291,9 +292,21 @@ def build_request(
         else:
             contents.append({"role": role, "parts": parts})
 
+    shown: list[ToolResult] = []  # results with images: their images follow all the function responses
+
+    def show() -> None:
+        if shown:
+            add("user", [{"text": tool_images_words(shown)}, *(_part(i) for r in shown for i in r.images)])
+            shown.clear()
+
     for entry in history:
+        if not isinstance(entry, ToolResult):
+            show()
         if isinstance(entry, User):
-            add("user", [{"text": entry.text}])
+            user_parts = [_part(item) for item in entry.attachments]
+            if entry.text or not user_parts:
+                user_parts.append({"text": entry.text})
+            add("user", user_parts)
         elif isinstance(entry, Assistant):
             text = assistant_text(entry)
             parts: list[dict[str, Any]] = [{"text": text}] if text else []
@@ -302,6 +315,9 @@ def build_request(
         elif isinstance(entry, ToolResult):
             key = "error" if entry.is_error else "result"
             add("user", [{"functionResponse": {"name": entry.name, "response": {key: result_value(entry.content)}}}])
+            if entry.images:  # inline data after the function responses, in the same user turn
+                shown.append(entry)
+    show()
     body: dict[str, Any] = {"contents": contents}
     if system:
         body["systemInstruction"] = {"parts": [{"text": system}]}
@@ -310,6 +326,12 @@ def build_request(
             {"name": t.name, "description": t.description, "parameters": adapt("gemini", t.parameters)} for t in tools
         ]}]
     return f"/v1beta/models/{model}:streamGenerateContent?alt=sse", body
+
+
+def _part(item: Attachment) -> dict[str, Any]:
+    if item.kind == "text":
+        return {"text": item.as_text()}
+    return {"inlineData": {"mimeType": item.media_type, "data": item.b64()}}
 
 
 def auth_headers(api_key: str | None) -> dict[str, str]:

@@ -16,12 +16,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..attachments import Attachment
 from ..events import ArgsDelta, CallStarted, Event, ReasoningDelta, TextDelta, TurnEnded, UsageReported
 from ..history import Assistant, Entry, ToolResult, ToolSpec, User
 from ..sse import SSEEvent
 from ..usage import Usage, count
 from .base import ModelOnce, error_message, field, load_payload
-from .requests_common import assistant_text
+from .requests_common import assistant_text, tool_images_words
 from .schemas import adapt
 
 __all__ = ["OpenAIChat", "build_request", "auth_headers", "usage_of", "USAGE_REQUEST"]
@@ -130,9 +131,13 @@ def build_request(
     messages: list[dict[str, Any]] = []
     if system:
         messages.append({"role": "system", "content": system})
+    shown: list[ToolResult] = []  # tool results with images, waiting for the user-side message after them
     for entry in history:
+        if shown and not isinstance(entry, ToolResult):
+            messages.append(_tool_images(shown))
+            shown = []
         if isinstance(entry, User):
-            messages.append({"role": "user", "content": entry.text})
+            messages.append({"role": "user", "content": _user_content(entry)})
         elif isinstance(entry, Assistant):
             message: dict[str, Any] = {"role": "assistant", "content": assistant_text(entry) or None}
             if entry.calls:
@@ -144,6 +149,10 @@ def build_request(
             messages.append(message)
         elif isinstance(entry, ToolResult):
             messages.append({"role": "tool", "tool_call_id": entry.call_id, "content": entry.content})
+            if entry.images:
+                shown.append(entry)
+    if shown:
+        messages.append(_tool_images(shown))
     body: dict[str, Any] = {"model": model, "stream": True, **USAGE_REQUEST, "messages": messages}
     if tools:
         body["tools"] = [
@@ -152,6 +161,32 @@ def build_request(
             for t in tools
         ]
     return "/chat/completions", body
+
+
+def _part(item: Attachment) -> dict[str, Any]:
+    if item.kind == "image":
+        return {"type": "image_url", "image_url": {"url": item.data_url()}}
+    if item.kind == "pdf":
+        return {"type": "file", "file": {"filename": item.name, "file_data": item.data_url()}}
+    return {"type": "text", "text": item.as_text()}
+
+
+def _user_content(entry: User) -> str | list[dict[str, Any]]:
+    """A plain string without attachments (what every compatible server takes);
+    with them, the parts (files first, then the text)."""
+    if not entry.attachments:
+        return entry.text
+    parts = [_part(item) for item in entry.attachments]
+    if entry.text:
+        parts.append({"type": "text", "text": entry.text})
+    return parts
+
+
+def _tool_images(results: list[ToolResult]) -> dict[str, Any]:
+    """Chat's tool messages take text only: a tool's images follow its results as a user message."""
+    parts: list[dict[str, Any]] = [{"type": "text", "text": tool_images_words(results)}]
+    parts += [_part(image) for result in results for image in result.images]
+    return {"role": "user", "content": parts}
 
 
 def auth_headers(api_key: str | None) -> dict[str, str]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..attachments import Attachment
 from ..events import (
     ArgsDelta,
     CallEnded,
@@ -33,7 +34,7 @@ from ..history import Assistant, Entry, ToolResult, ToolSpec, User
 from ..sse import SSEEvent
 from ..usage import Usage, count
 from .base import ModelOnce, error_message, field, load_payload
-from .requests_common import assistant_text
+from .requests_common import assistant_text, tool_images_words
 from .schemas import adapt
 
 __all__ = ["OpenAIResponses", "build_request", "auth_headers", "usage_of"]
@@ -142,9 +143,13 @@ def build_request(
     model: str, history: list[Entry], tools: list[ToolSpec], system: str | None = None
 ) -> tuple[str, dict[str, Any]]:
     items: list[dict[str, Any]] = []
+    shown: list[ToolResult] = []  # tool results with images, waiting for the user-side message after them
     for entry in history:
+        if shown and not isinstance(entry, ToolResult):
+            items.append(_tool_images(shown))
+            shown = []
         if isinstance(entry, User):
-            items.append({"role": "user", "content": entry.text})
+            items.append({"role": "user", "content": _user_content(entry)})
         elif isinstance(entry, Assistant):
             text = assistant_text(entry)
             if text:
@@ -154,6 +159,10 @@ def build_request(
                               "arguments": json.dumps(call.arguments, ensure_ascii=False)})
         elif isinstance(entry, ToolResult):
             items.append({"type": "function_call_output", "call_id": entry.call_id, "output": entry.content})
+            if entry.images:
+                shown.append(entry)
+    if shown:
+        items.append(_tool_images(shown))
     body: dict[str, Any] = {"model": model, "stream": True, "input": items, "store": False}
     if system:
         body["instructions"] = system
@@ -164,6 +173,30 @@ def build_request(
             for t in tools
         ]
     return "/responses", body
+
+
+def _part(item: Attachment) -> dict[str, Any]:
+    if item.kind == "image":
+        return {"type": "input_image", "image_url": item.data_url(), "detail": "auto"}
+    if item.kind == "pdf":
+        return {"type": "input_file", "filename": item.name, "file_data": item.data_url()}
+    return {"type": "input_text", "text": item.as_text()}
+
+
+def _user_content(entry: User) -> str | list[dict[str, Any]]:
+    if not entry.attachments:
+        return entry.text
+    parts = [_part(item) for item in entry.attachments]
+    if entry.text:
+        parts.append({"type": "input_text", "text": entry.text})
+    return parts
+
+
+def _tool_images(results: list[ToolResult]) -> dict[str, Any]:
+    """A function call's output is sent as text; its images follow as a user message."""
+    parts: list[dict[str, Any]] = [{"type": "input_text", "text": tool_images_words(results)}]
+    parts += [_part(image) for result in results for image in result.images]
+    return {"role": "user", "content": parts}
 
 
 def auth_headers(api_key: str | None) -> dict[str, str]:

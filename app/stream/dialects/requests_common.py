@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..history import Assistant
+from ..history import Assistant, ToolResult
 from ..limits import loads
 
-__all__ = ["assistant_text", "result_value"]
+__all__ = ["assistant_text", "result_value", "tool_images_words"]
 
 
 def assistant_text(entry: Assistant) -> str:
@@ -28,3 +28,11 @@ def result_value(content: str) -> Any:
         return loads(content)
     except ValueError:
         return content
+
+
+def tool_images_words(results: list[ToolResult]) -> str:
+    """The text that comes with tool images sent in a user-side message, on a
+    wire whose tool results take no images: whose they are."""
+    names = ", ".join(dict.fromkeys(r.name for r in results if r.images))
+    return f"[The image{'s' if sum(len(r.images) for r in results) > 1 else ''} returned by {names}, " \
+           "which this provider takes only from the user side.]"

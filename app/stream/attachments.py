@@ -1,0 +1,187 @@
+"""A file or image the person attaches (or a tool returns), as plain data.
+
+The type is taken from the bytes, never from the name: a ``.png`` that is a
+PDF is a PDF, and a file that is none of the kinds a provider takes is
+refused. What each provider takes (types, size, pixels, count) is one table
+here, read by the check before a request is built, so nothing that cannot be
+sent costs an upload and a provider 400. Pure data, like the rest of the core:
+decoding and downscaling images is ``app/files/attach.py``'s (Pillow).
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from dataclasses import dataclass, field
+
+from .inert import inert
+
+__all__ = ["TOOL_IMAGE_REF", "tool_image_line", "Attachment", "Limits", "LIMITS", "IMAGE_TYPES",
+           "detect_media_type", "problems", "describe", "size_words", "first_line"]
+
+#: How a tool result names an image it returned that is kept in the data dir (by digest): the
+#: result stays text (the ledger, the card, the transcript keep it as they keep any result), and
+#: the next request sends the image itself (``chat.attaching.with_tool_images``).
+TOOL_IMAGE_REF = re.compile(r"\(sent to the model as an image; attachment ([0-9a-f]{64})\)")
+
+
+def tool_image_line(media_type: str, size: str, digest: str) -> str:
+    return f"[image: {media_type}, {size}] (sent to the model as an image; attachment {digest})"
+
+
+PNG, JPEG, GIF, WEBP, PDF, TEXT = "image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf", "text/plain"
+IMAGE_TYPES = frozenset({PNG, JPEG, GIF, WEBP})
+_LABELS = {PNG: "PNG", JPEG: "JPEG", GIF: "GIF", WEBP: "WebP", PDF: "PDF", TEXT: "text"}
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """What is sent: ``data`` are the bytes as the model gets them (after any
+    downscale), ``digest`` their sha256 (the name they are stored under)."""
+
+    name: str
+    media_type: str
+    size: int
+    digest: str
+    data: bytes = field(repr=False, compare=False)
+    width: int | None = None
+    height: int | None = None
+    #: What was done to it before sending (a downscale), said to the person.
+    note: str | None = None
+
+    @property
+    def kind(self) -> str:
+        """``image``, ``pdf`` or ``text``: the part a dialect encodes it as."""
+        if self.media_type in IMAGE_TYPES:
+            return "image"
+        return "pdf" if self.media_type == PDF else "text"
+
+    def b64(self) -> str:
+        return base64.b64encode(self.data).decode("ascii")
+
+    def data_url(self) -> str:
+        return f"data:{self.media_type};base64,{self.b64()}"
+
+    def as_text(self) -> str:
+        """A text file as the model reads it: its name, then its text."""
+        return f"[file {self.name}]\n{self.data.decode('utf-8', errors='replace')}"
+
+    def ref(self) -> dict[str, object]:
+        """What the transcript keeps of it (the bytes live in the data dir by digest)."""
+        out: dict[str, object] = {"name": self.name, "media_type": self.media_type, "size": self.size,
+                                  "digest": self.digest}
+        if self.width is not None:
+            out["width"], out["height"] = self.width, self.height
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+def detect_media_type(data: bytes) -> str | None:
+    """The type the bytes are (their signature), or text for UTF-8 without
+    NULs or escapes; None for anything else."""
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return PNG
+    if data.startswith(b"\xff\xd8\xff"):
+        return JPEG
+    if data[:6] in (b"GIF87a", b"GIF89a"):
+        return GIF
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return WEBP
+    if data.startswith(b"%PDF-"):
+        return PDF
+    if b"\x00" in data[:65536]:
+        return None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return TEXT
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """One provider's documented limits for inline content in a request."""
+
+    provider: str
+    types: frozenset[str]
+    image_bytes: int  # one image, its bytes before base64
+    image_side: int  # the longer side, in pixels (NO_SIDE_LIMIT: the provider scales, it does not refuse)
+    images: int  # images in one request
+    request_bytes: int  # all inline content of one request (before base64)
+    source: str  # where the provider says so
+
+
+_MB = 1024 * 1024
+#: OpenAI and Gemini state no largest side: they scale a big image themselves.
+NO_SIDE_LIMIT = 1 << 30
+_ALL = frozenset({PNG, JPEG, GIF, WEBP, PDF, TEXT})
+
+#: Per dialect, from each provider's documentation (the URL in ``source``).
+LIMITS: dict[str, Limits] = {
+    "openai-chat": Limits("OpenAI", _ALL, 50 * _MB, NO_SIDE_LIMIT, 500, 50 * _MB,
+                          "platform.openai.com/docs/guides/images-vision (50 MB a request, 500 images; "
+                          "PNG, JPEG, WebP, non-animated GIF); /docs/guides/pdf-files"),
+    "openai-responses": Limits("OpenAI", _ALL, 50 * _MB, NO_SIDE_LIMIT, 500, 50 * _MB,
+                               "platform.openai.com/docs/guides/images-vision; /docs/guides/pdf-files"),
+    "anthropic": Limits("Anthropic", _ALL, 5 * _MB, 8000, 100, 32 * _MB,
+                        "docs.anthropic.com/en/docs/build-with-claude/vision (5 MB an image, 8000x8000 px, "
+                        "100 images); /pdf-support (32 MB a request)"),
+    "gemini": Limits("Gemini", frozenset({PNG, JPEG, WEBP, PDF, TEXT}), 20 * _MB, NO_SIDE_LIMIT, 3000, 20 * _MB,
+                     "ai.google.dev/gemini-api/docs/image-understanding (inline data: 20 MB a request; "
+                     "PNG, JPEG, WebP, HEIC, HEIF — no GIF; 3000 images)"),
+}
+
+
+def problems(dialect: str, attachments: list[Attachment]) -> list[str]:
+    """Why these attachments cannot go in one request to this dialect, one
+    sentence each (empty: they can). An image over the size or pixel limit is
+    the downscaler's to fix first; what is left here is refused."""
+    limits = LIMITS.get(dialect)
+    if limits is None:
+        return []
+    found: list[str] = []
+    total = 0
+    images = 0
+    for item in attachments:
+        total += item.size
+        label = _LABELS.get(item.media_type, item.media_type)
+        if item.media_type not in limits.types:
+            found.append(f"{item.name}: {limits.provider} does not take {label} files.")
+            continue
+        if item.kind == "image":
+            images += 1
+            if item.size > limits.image_bytes:
+                found.append(f"{item.name}: {size_words(item.size)} is over {limits.provider}'s "
+                             f"{size_words(limits.image_bytes)} for one image.")
+            if max(item.width or 0, item.height or 0) > limits.image_side:
+                found.append(f"{item.name}: {item.width}×{item.height} is over {limits.provider}'s "
+                             f"{limits.image_side} pixels a side.")
+    if images > limits.images:
+        found.append(f"{images} images is over {limits.provider}'s {limits.images} in one request.")
+    if total > limits.request_bytes:
+        found.append(f"The attachments come to {size_words(total)}, over {limits.provider}'s "
+                     f"{size_words(limits.request_bytes)} in one request.")
+    return found
+
+
+def size_words(size: int) -> str:
+    if size < 1024:
+        return f"{size} B"
+    if size < _MB:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / _MB:.1f} MB"
+
+
+def describe(item: Attachment) -> str:
+    """The chip's words: name, type, size, pixels."""
+    parts = [inert(item.name), _LABELS.get(item.media_type, item.media_type), size_words(item.size)]
+    if item.width is not None:
+        parts.append(f"{item.width}×{item.height}")
+    return " · ".join(parts)
+
+
+def first_line(item: Attachment) -> str:
+    """A text file's first line (at most 200 characters), for the demo's answer."""
+    text = item.data[:4096].decode("utf-8", errors="replace")
+    return text.split("\n", 1)[0][:200]
