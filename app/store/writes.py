@@ -175,8 +175,14 @@ class Writes:
                 self._written = {k: v for k, v in self._written.items() if k[:2] != (conversation, seq)}
                 self._prose = {k: v for k, v in self._prose.items() if k[:2] != (conversation, seq)}
                 search.drop(self._db, conversation, seq, blocks_only=True)
+                # the head stays at the end of the line: another process may have written after this turn
+                # since it was reserved, and a head moved back onto it would load that line cut short
+                # (its later turns "on another branch", the path missing them)
+                last = self._attach(conversation, seq, branch)
+                self._touch(conversation, seq if last is None else last)
+                return int(seq)
             self._touch(conversation, seq)
-        return seq
+        return int(seq)
 
     def add_failure(self, conversation: str, seq: int, message: str) -> None:
         row = self._db.execute("SELECT failures FROM entries WHERE conversation = ? AND seq = ?",
