@@ -26,6 +26,7 @@ __all__ = [
     "call_buffers",
     "dead_owner",
     "damage_usage",
+    "duplicate_a_call_key",
     "first_block_record",
     "inline_call_buffers",
     "interrupt_last_ran_call",
@@ -144,6 +145,23 @@ def damage_usage(path: Path | str, conversation: str) -> None:
     """A usage column that is not JSON, on every entry of the conversation."""
     with _file(path) as db:
         db.execute("UPDATE entries SET usage = '{not json' WHERE conversation = ?", (conversation,))
+
+
+def duplicate_a_call_key(path: Path | str, conversation: str, tool: str) -> None:
+    """The stored buffer of ``conversation``'s last call to ``tool`` given one of its keys twice (JSON
+    that a lax parse accepts and the strict one refuses: a damaged or hand-edited file)."""
+    with _file(path) as db:
+        rows = db.execute("SELECT b.seq, b.idx, b.record, CAST(a.raw AS TEXT) FROM blocks b JOIN call_arguments a "
+                          "USING (conversation, seq, idx) WHERE conversation = ? ORDER BY b.seq DESC",
+                          (conversation,)).fetchall()
+        for seq, idx, record, raw in rows:
+            if json.loads(record).get("name") == tool:
+                first = next(iter(json.loads(raw)))
+                damaged = raw.rstrip()[:-1] + f', "{first}": "again"}}'
+                db.execute("UPDATE call_arguments SET raw = ? WHERE conversation = ? AND seq = ? AND idx = ?",
+                           (damaged, conversation, seq, idx))
+                return
+    raise AssertionError(f"conversation {conversation} has no stored call to {tool}")
 
 
 def loop_parents(path: Path | str, conversation: str) -> None:

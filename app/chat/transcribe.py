@@ -22,6 +22,7 @@ from .events import (
     ChatEvent,
     ExchangeDone,
     Notice,
+    TurnNoted,
     TurnSettled,
 )
 from .place import Resync
@@ -126,6 +127,10 @@ class TranscriptWriter:
             if seq is not None and record is not None:
                 self.store.finish_turn(conv, seq, event.result, event.attempts, event.note, record.blocks,
                                        event.usage, event.model)
+        elif isinstance(event, TurnNoted):  # a stored turn's approvals answered after a reopen: its note now
+            seq = self._stored_seq(event.turn)
+            if seq is not None:
+                self.store.set_note(conv, seq, event.note)
         elif isinstance(event, ExchangeDone):
             self.store.finish_exchange(conv, event.status, event.message, self._user)
 
@@ -159,12 +164,16 @@ class TranscriptWriter:
         return True
 
     def _put(self, turn: int, index: int, growing: bool = False) -> None:
-        seq = self._seq.get(turn)
-        if seq is None and self.session.stored is not None:
-            # a stored turn answered after a reopen (a pending approval)
-            seq = next((i.seq for i in self.session.stored.items if isinstance(i, StoredTurn) and i.turn == turn),
-                       None)
+        seq = self._stored_seq(turn)
         record = self._record(turn)
         if seq is None or record is None or index >= len(record.blocks):
             return
         self.store.put_block(self.conversation, seq, index, record.blocks[index], growing)
+
+    def _stored_seq(self, turn: int) -> int | None:
+        """The entry of ``turn``: one this session ran, or a stored one answered after a reopen (a pending approval)."""
+        seq = self._seq.get(turn)
+        if seq is None and self.session.stored is not None:
+            seq = next((i.seq for i in self.session.stored.items if isinstance(i, StoredTurn) and i.turn == turn),
+                       None)
+        return seq

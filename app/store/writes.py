@@ -271,6 +271,11 @@ class Writes:
                  _usage_column(usage), model, turn.detail, conversation, seq))
             self._touch(conversation)
 
+    def set_note(self, conversation: str, seq: int, note: str | None) -> None:
+        """A settled turn's ending note, changed after the fact (its approvals answered after a reopen)."""
+        self._db.execute("UPDATE entries SET note = ? WHERE conversation = ? AND seq = ? AND kind = 'turn'",
+                         (note, conversation, seq))
+
     def finish_exchange(self, conversation: str, status: str, message: str | None, user: int | None = None) -> None:
         """How the exchange that ``user`` (the last user message, if not given) began ended."""
         if user is None:
