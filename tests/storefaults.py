@@ -26,6 +26,10 @@ __all__ = [
     "call_buffers",
     "dead_owner",
     "damage_usage",
+    "duplicate_a_call_key",
+    "delete_behind_its_back",
+    "leave_hold",
+    "rows_of",
     "first_block_record",
     "inline_call_buffers",
     "interrupt_last_ran_call",
@@ -144,6 +148,51 @@ def damage_usage(path: Path | str, conversation: str) -> None:
     """A usage column that is not JSON, on every entry of the conversation."""
     with _file(path) as db:
         db.execute("UPDATE entries SET usage = '{not json' WHERE conversation = ?", (conversation,))
+
+
+def duplicate_a_call_key(path: Path | str, conversation: str, tool: str) -> None:
+    """The stored buffer of ``conversation``'s last call to ``tool`` given one of its keys twice (JSON
+    that a lax parse accepts and the strict one refuses: a damaged or hand-edited file)."""
+    with _file(path) as db:
+        rows = db.execute("SELECT b.seq, b.idx, b.record, CAST(a.raw AS TEXT) FROM blocks b JOIN call_arguments a "
+                          "USING (conversation, seq, idx) WHERE conversation = ? ORDER BY b.seq DESC",
+                          (conversation,)).fetchall()
+        for seq, idx, record, raw in rows:
+            if json.loads(record).get("name") == tool:
+                first = next(iter(json.loads(raw)))
+                damaged = raw.rstrip()[:-1] + f', "{first}": "again"}}'
+                db.execute("UPDATE call_arguments SET raw = ? WHERE conversation = ? AND seq = ? AND idx = ?",
+                           (damaged, conversation, seq, idx))
+                return
+    raise AssertionError(f"conversation {conversation} has no stored call to {tool}")
+
+
+def delete_behind_its_back(path: Path | str, conversation: str) -> None:
+    """Every row of ``conversation`` deleted the way a callstream that knows nothing of the store's
+    holds would (one transaction, no look at who is using it)."""
+    with _file(path) as db:
+        db.execute("BEGIN IMMEDIATE")
+        for table in ("blocks", "call_arguments", "prose_parts", "search_text", "entries"):
+            db.execute(f"DELETE FROM {table} WHERE conversation = ?", (conversation,))
+        db.execute("DELETE FROM conversations WHERE id = ?", (conversation,))
+        db.execute("COMMIT")
+
+
+def leave_hold(path: Path | str, conversation: str, owner: str, doing: str) -> None:
+    """A hold on ``conversation`` as a process that died mid-exchange (a crash, kill -9) leaves it."""
+    with _file(path) as db:
+        db.execute("INSERT INTO holds (conversation, owner, doing, since) VALUES (?, ?, ?, 0)",
+                   (conversation, owner, doing))
+
+
+def rows_of(path: Path | str, conversation: str) -> dict[str, int]:
+    """How many rows each table of the store holds for ``conversation`` (tables holding none left out)."""
+    tables = ("conversations", "entries", "blocks", "call_arguments", "prose_parts", "search_text", "holds")
+    with _file(path) as db:
+        counts = {table: db.execute(f"SELECT COUNT(*) FROM {table} WHERE "
+                                    f"{'id' if table == 'conversations' else 'conversation'} = ?",
+                                    (conversation,)).fetchone()[0] for table in tables}
+    return {table: count for table, count in counts.items() if count}
 
 
 def loop_parents(path: Path | str, conversation: str) -> None:

@@ -95,3 +95,35 @@ async def test_a_tui_with_the_conversation_open_and_an_ask_on_it(demo_home: Path
     assert numbers == sorted(set(numbers)) and len(numbers) == 6
     assert {t["index"] for t in other["turns"]} <= set(numbers)
     assert {t.index for t in app.session.turns} == set(numbers[-2:])
+
+
+def test_a_turn_started_after_another_process_wrote_past_it_leaves_the_head_at_the_end_of_the_line(
+        tmp_path: Path) -> None:
+    """The race behind two concurrent asks ending "reused": each reserves its turn, then starts its
+    first attempt; the attempt's start moved the conversation's head back onto its own turn although the
+    other process had written after it, so the next process loaded the line cut short there — the later
+    turns off its path, "another branch", and a read-only call they made answered as reused. The head
+    now stays at the end of the line. Two Store connections on one real file, as two processes hold."""
+    from app.store import Store
+
+    path = tmp_path / "callstream.db"
+    a, b = Store(path), Store(path)
+    try:
+        a.create("c", "demo", "demo", "openai-chat")
+        first = a.add_user("c", "hello")
+        turn, seq = a.allocate_turn("c", first)
+        a.start_turn("c", turn, 1, first)
+        mine = a.add_user("c", QUESTION, seq)  # process A sends…
+        theirs = b.add_user("c", QUESTION, seq)  # …and B, from the same place: after A's message, on the line
+        turn_a, seq_a = a.allocate_turn("c", mine)
+        turn_b, seq_b = b.allocate_turn("c", theirs)  # B reserves its turn after A's
+        a.start_turn("c", turn_a, 1, mine)  # A's first attempt starts after B wrote past it
+        tree = b.load("c")
+        assert tree is not None
+        line = [item.seq for item in tree.tree]
+        assert [item.parent for item in tree.tree][1:] == line[:-1]  # one line: no entry beside another
+        assert tree.head == seq_b == max(line) and len(tree.items) == len(tree.tree)  # shown whole: no branch
+        assert (turn_a, turn_b) == (1, 2) and {turn_a, turn_b} <= tree.path_turns
+    finally:
+        a.close()
+        b.close()

@@ -25,6 +25,7 @@ __all__ = [
     "ExchangeDone",
     "ConversationMoved",
     "Notice",
+    "TurnNoted",
 ]
 
 
@@ -130,5 +131,15 @@ class Notice:
     message: str
 
 
+@dataclass(slots=True)
+class TurnNoted:
+    """A settled turn's ending note changed after the fact: its calls waiting
+    for approval were answered after a reopen, so "Waiting for approval" no
+    longer says how it ended (``note``: the note now; None: none)."""
+
+    turn: int
+    note: str | None
+
+
 ChatEvent = (ConversationMoved | UserSent | AttemptStarted | BlockOpened | BlockGrew | CallState | AttemptFailed
-             | TurnSettled | ExchangeDone | Notice)
+             | TurnSettled | ExchangeDone | Notice | TurnNoted)

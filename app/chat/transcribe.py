@@ -5,15 +5,25 @@ every half second — so a process killed mid-turn leaves every completed turn
 whole and the turn in progress marked ``streaming``, which a reopen shows as
 interrupted. It only writes: it calls the store's write API with what the
 events say.
+
+While an exchange runs it holds the conversation (``app/store/holds.py``:
+what this process is doing, so a delete elsewhere refuses and names it), and
+lets go when the exchange ends. A conversation deleted under it all the same
+is never re-created: the store raises ``ConversationDeleted``; from an entry
+number the session asked for, that ends the exchange at once (nothing has
+run yet in it); from a write mid-turn, the writer stops the session's turn
+(a cancel) and raises it when the exchange is over, so the exchange ends in
+that stated failure with its tools stopped as a cancel stops them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from ..store import Store, StoredTree, StoredTurn, StoredUser, history_of, retry_point
+from ..store import ConversationDeleted, Store, StoredTree, StoredTurn, StoredUser, history_of, retry_point
 from ..stream import ToolCallBlock
 from ..stream.attachments import Attachment
 from .events import (
@@ -24,6 +34,7 @@ from .events import (
     ChatEvent,
     ExchangeDone,
     Notice,
+    TurnNoted,
     TurnSettled,
 )
 from .place import Resync
@@ -59,28 +70,74 @@ class TranscriptWriter:
         self._known: set[int] = {item.seq for item in stored.tree} if stored else set()
         #: The user message the exchange in progress began with (None: the last one stored).
         self._user: int | None = None
+        #: The conversation is stored (loaded, or created with the first message): never created again.
+        self._created = stored is not None
+        #: The store said the conversation was deleted under this session: nothing more is written.
+        self.deleted: ConversationDeleted | None = None
+        #: What the hold on the conversation last said this process was doing (None: no hold).
+        self._doing: str | None = None
 
     # -- the session's entry book (``place.EntryBook``): the store numbers each new entry ----
 
     def user_entry(self, text: str, after: int | None, branch: str,
                    attachments: Sequence[Attachment] = ()) -> int:
-        self._ensure_conversation()
-        seq = self._user = self.store.add_user(self.conversation, text, after, branch, attachments)
+        with self._storing():
+            self._ensure_conversation()
+            seq = self._user = self.store.add_user(self.conversation, text, after, branch, attachments)
+            self._hold("sending a message")
         self._known.add(seq)
         return seq
 
     def turn_entry(self, after: int | None, branch: str) -> tuple[int, int]:
-        self._ensure_conversation()
-        turn, seq = self.store.allocate_turn(self.conversation, after, branch)
+        with self._storing():
+            self._ensure_conversation()
+            turn, seq = self.store.allocate_turn(self.conversation, after, branch)
+            self._hold(f"streaming turn {turn}")
         self._seq[turn] = seq
         self._known.add(seq)
         return turn, seq
 
     def attempt_entry(self, turn: int, attempt: int, after: int | None, branch: str) -> int:
-        seq = self._seq[turn] = self.store.start_turn(self.conversation, turn, attempt, after, branch)
+        with self._storing():
+            seq = self._seq[turn] = self.store.start_turn(self.conversation, turn, attempt, after, branch)
+            self._hold(f"streaming turn {turn}" + (f" (attempt {attempt})" if attempt > 1 else ""))
         self._known.add(seq)
         self._flushed.clear()
         return seq
+
+    @contextlib.contextmanager
+    def _storing(self) -> Iterator[None]:
+        """An entry number the session needs: none once the conversation is gone (the exchange ends)."""
+        if self.deleted is not None:
+            raise self.deleted
+        try:
+            yield
+        except ConversationDeleted as exc:
+            self._gone(exc)
+            raise
+
+    def _gone(self, exc: ConversationDeleted) -> None:
+        """The conversation was deleted under this session: nothing more is written, and its hold goes."""
+        self.deleted, self._doing = exc, None
+        self.store.release(self.conversation)
+
+    def _hold(self, doing: str) -> None:
+        if doing != self._doing:
+            self.store.hold(self.conversation, doing)
+            self._doing = doing
+
+    def _holding(self, turn: int) -> None:
+        """The hold says what the turn's calls are doing now (waiting for an answer, running) or that it streams."""
+        record = self._record(turn)
+        calls = [b for b in record.blocks if isinstance(b, ToolCallBlock)] if record is not None else []
+        waiting = [c.name or "a call" for c in calls if c.state == "awaiting approval"]
+        running = [c.name or "a call" for c in calls if c.state == "running"]
+        if waiting:
+            self._hold(f"waiting for approval of {', '.join(dict.fromkeys(waiting))} in turn {turn}")
+        elif running:
+            self._hold(f"running {', '.join(dict.fromkeys(running))} in turn {turn}")
+        else:
+            self._hold(f"streaming turn {turn}")
 
     def resync(self) -> Resync | None:
         """The stored conversation as it is now, if another process added to it."""
@@ -96,11 +153,27 @@ class TranscriptWriter:
         return Resync(history, retry_point(stored, history), added, stored)
 
     def _ensure_conversation(self) -> None:
-        # created with its first message: an app opened and closed leaves nothing behind
-        self.store.create(self.conversation, self._provider, self.session.endpoint.model,
-                          self.session.endpoint.dialect)
+        # created with its first message (an app opened and closed leaves nothing behind), and only then:
+        # one deleted since is gone (the store says so), never brought back untitled
+        if not self._created:
+            self.store.create(self.conversation, self._provider, self.session.endpoint.model,
+                              self.session.endpoint.dialect)
+            self._created = True
 
     def __call__(self, event: ChatEvent) -> None:
+        if self.deleted is not None:
+            if isinstance(event, ExchangeDone):
+                raise self.deleted  # the exchange is over (its tools stopped): it ends in the stated failure
+            return
+        try:
+            self._write(event)
+        except ConversationDeleted as exc:
+            self._gone(exc)
+            if isinstance(event, ExchangeDone):
+                raise
+            self.session.cancel()  # stop the turn: nothing more of it can be saved
+
+    def _write(self, event: ChatEvent) -> None:
         conv = self.conversation
         if isinstance(event, BlockOpened):
             if event.index > 0:  # the block before it is complete
@@ -119,6 +192,7 @@ class TranscriptWriter:
         elif isinstance(event, CallState):
             if event.state != "waiting":  # "waiting" reopens as "not run" either way: skip rewriting a big buffer
                 self._put(event.turn, event.index)
+            self._holding(event.turn)
         elif isinstance(event, AttemptFailed | Notice):  # a turn's notes, shown again on a reopen
             seq = self._seq.get(event.turn)
             if seq is not None:
@@ -129,8 +203,14 @@ class TranscriptWriter:
             if seq is not None and record is not None:
                 self.store.finish_turn(conv, seq, event.result, event.attempts, event.note, record.blocks,
                                        event.usage, event.model)
+        elif isinstance(event, TurnNoted):  # a stored turn's approvals answered after a reopen: its note now
+            seq = self._stored_seq(event.turn)
+            if seq is not None:
+                self.store.set_note(conv, seq, event.note)
         elif isinstance(event, ExchangeDone):
             self.store.finish_exchange(conv, event.status, event.message, self._user)
+            self.store.release(conv)
+            self._doing = None
 
     def moved(self, user: int | None, stored: StoredTree | None = None) -> None:
         """The session now continues another path of the tree; ``user`` is its last user message."""
@@ -162,12 +242,16 @@ class TranscriptWriter:
         return True
 
     def _put(self, turn: int, index: int, growing: bool = False) -> None:
-        seq = self._seq.get(turn)
-        if seq is None and self.session.stored is not None:
-            # a stored turn answered after a reopen (a pending approval)
-            seq = next((i.seq for i in self.session.stored.items if isinstance(i, StoredTurn) and i.turn == turn),
-                       None)
+        seq = self._stored_seq(turn)
         record = self._record(turn)
         if seq is None or record is None or index >= len(record.blocks):
             return
         self.store.put_block(self.conversation, seq, index, record.blocks[index], growing)
+
+    def _stored_seq(self, turn: int) -> int | None:
+        """The entry of ``turn``: one this session ran, or a stored one answered after a reopen (a pending approval)."""
+        seq = self._seq.get(turn)
+        if seq is None and self.session.stored is not None:
+            seq = next((i.seq for i in self.session.stored.items if isinstance(i, StoredTurn) and i.turn == turn),
+                       None)
+        return seq

@@ -15,7 +15,7 @@ from ..rules.told import approval_note, cause_words, interruption_note
 from ..stream import Block, ToolCallBlock, Turn
 from ..stream.usage import Usage
 
-__all__ = ["LiveTurn", "retryable", "retry_delay", "failure_words", "stop_unfinished", "ending_note"]
+__all__ = ["LiveTurn", "retryable", "retry_delay", "failure_words", "stop_unfinished", "ending_note", "answered_note"]
 
 
 @dataclass(slots=True)
@@ -85,6 +85,25 @@ def ending_note(turn: Turn, failed: bool, pending: list[str], unfinished: list[s
                  f"{capped} more were not run.")
         note = f"{note} {limit}" if note else limit
     return note
+
+
+#: How ``approval_note`` (``rules/told.py``) begins and where its line ends.
+_WAITING, _WAITED = "Waiting for approval:", "has not run yet."
+
+
+def answered_note(note: str | None, waiting: list[str]) -> str | None:
+    """A stored turn's note once the calls it waited on were answered after a
+    reopen (``waiting``: the names still waiting): its "Waiting for approval"
+    line becomes the line for those still waiting, or goes when none is (the
+    calls' cards and results say how each ended: ran, denied, not run,
+    rejected); the rest (the per-turn cap's line) stays. So neither the store
+    nor the history goes on saying the turn waits."""
+    if note is None or not note.startswith(_WAITING):
+        return note
+    _, cut, rest = note.partition(_WAITED)
+    kept = [approval_note(waiting)] if waiting else []
+    kept += [rest.strip()] if cut and rest.strip() else []
+    return " ".join(kept) or None
 
 
 def stop_unfinished(blocks: list[Block], capped: str) -> tuple[list[int], list[str]]:

@@ -30,7 +30,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         description="Delete each conversation: its messages and turns on every branch, its search rows and its "
                     "recording files. The idempotency ledger keeps its rows: they are the proof of what ran (a "
                     "ticket opened in a deleted conversation was still opened), and a call that ran is never "
-                    "run again should the conversation come back. Asks first on a terminal; --yes does not.")
+                    "run again should the conversation come back. A conversation another callstream is in the middle "
+                    "of a turn on is not deleted (that process is named); nothing is deleted then. Asks first on a "
+                    "terminal; --yes does not.")
     delete.add_argument("ids", nargs="+", metavar="ID", help="a conversation's id, or a unique prefix of it")
     delete.add_argument("--yes", "-y", action="store_true", help="delete without asking")
     rename = actions.add_parser(
@@ -102,14 +104,23 @@ def transcripts_cmd(as_json: bool) -> int:
 
 def delete_cmd(ids: list[str], yes: bool, stdin: TextIO | None = None) -> int:
     """Every id is resolved before anything is deleted: one that names no
-    conversation, or several, deletes nothing."""
+    conversation, or several, deletes nothing; nor does one that another
+    live callstream is in the middle of an exchange on (``store/holds.py``:
+    why refuse), which is named. ``Store.delete`` looks again inside its
+    transaction, so one taken up meanwhile is refused there."""
     from ..files.paths import recordings_dir
+    from ..store import ConversationBusy
     from ..store.housekeeping import delete_conversation
 
     stdin = stdin or sys.stdin
     store = open_store()
     try:
         chosen = list(dict.fromkeys(store.resolve(text) for text in ids))
+        for conversation in chosen:
+            found = store.holders(conversation)
+            if found:
+                others = " (nothing was deleted)" if len(chosen) > 1 else ""
+                return fail(str(ConversationBusy(conversation, found)) + others)
         rows = {row["id"]: row for row in store.list() if row["id"] in chosen}
         if not yes:
             if stdin is None or not stdin.isatty():
@@ -125,7 +136,10 @@ def delete_cmd(ids: list[str], yes: bool, stdin: TextIO | None = None) -> int:
                 print("nothing deleted")
                 return 1
         for conversation in chosen:
-            removed = delete_conversation(store, conversation, recordings_dir())
+            try:
+                removed = delete_conversation(store, conversation, recordings_dir())
+            except ConversationBusy as exc:  # taken up since the look above: this one and those after it stay
+                return fail(str(exc))
             files = f" and {plural(len(removed), 'recording file')}" if removed else ""
             print(f"deleted {conversation}{files}")
     finally:

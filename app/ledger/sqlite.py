@@ -12,14 +12,13 @@ process is alive (its lease is its life: one machine can ask the kernel).
 
 from __future__ import annotations
 
-import os
-import socket
 import sqlite3
 import time
 from pathlib import Path
 from typing import Any
 
 from ..files.dbfile import DataFileError, connect
+from ..files.owners import alive, this_owner
 from .claim import Claim
 from .keys import canonical_json
 from .protocol import ENTRY_FIELDS, LedgerUnavailable
@@ -43,33 +42,6 @@ CREATE TABLE IF NOT EXISTS ledger (
     fence INTEGER NOT NULL DEFAULT 1 -- bumped by every re-claim (a cancelled read-only call)
 );
 """
-
-
-_OWNER: tuple[int, str] = (0, "")
-
-
-def _owner() -> str:
-    """``host:pid`` of this process, made once per process (a claim is on the
-    hot path of every call; asking the kernel for the host name costs more
-    than the rest of the claim's Python)."""
-    global _OWNER
-    pid = os.getpid()
-    if _OWNER[0] != pid:  # first use, or a forked child
-        _OWNER = (pid, f"{socket.gethostname()}:{pid}")
-    return _OWNER[1]
-
-
-def _alive(owner: str) -> bool:
-    host, _, pid = owner.rpartition(":")
-    if host != socket.gethostname():
-        return True  # cannot tell: assume it is
-    try:
-        os.kill(int(pid), 0)
-    except (ValueError, ProcessLookupError):
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class SqliteLedger:
@@ -103,7 +75,7 @@ class SqliteLedger:
                 self._db.execute(
                     "INSERT INTO ledger (key, conversation, turn, tool, arguments, occurrence, state, claimed_at, "
                     "owner, fence) VALUES (?, ?, ?, ?, ?, ?, 'claimed', ?, ?, 1)",
-                    (key, conversation, turn, tool, canonical_json(arguments), occurrence, time.time(), _owner()))
+                    (key, conversation, turn, tool, canonical_json(arguments), occurrence, time.time(), this_owner()))
                 return Claim(key, "claimed", fence=1)
             except sqlite3.IntegrityError:
                 pass
@@ -120,14 +92,14 @@ class SqliteLedger:
                     taken = self._db.execute(
                         "UPDATE ledger SET state = 'claimed', claimed_at = ?, owner = ?, result = NULL, "
                         "fence = fence + 1 WHERE key = ? AND state = 'cancelled' RETURNING fence",
-                        (time.time(), _owner(), key)).fetchone()
+                        (time.time(), this_owner(), key)).fetchone()
                     if taken is not None:
                         return Claim(key, "claimed", fence=taken[0])
                     continue
                 return Claim(key, "failed", row["result"] or "cancelled", True, row["fence"])
             # claimed, no result: a crash, or another process running it now
             owner = row["owner"]
-            if owner == _owner() or not _alive(owner):
+            if owner == this_owner() or not alive(owner):
                 return Claim(key, "unknown", fence=row["fence"], holder=owner)
             if time.monotonic() > deadline:
                 return Claim(key, "elsewhere", fence=row["fence"], holder=owner)
@@ -148,7 +120,7 @@ class SqliteLedger:
     @staticmethod
     def _entry(row: sqlite3.Row) -> dict[str, Any]:
         entry = {name: row[name] for name in ENTRY_FIELDS}
-        entry["state"] = "unknown" if entry["state"] == "claimed" and not _alive(entry["owner"]) else entry["state"]
+        entry["state"] = "unknown" if entry["state"] == "claimed" and not alive(entry["owner"]) else entry["state"]
         entry["is_error"] = bool(entry["is_error"])
         return entry
 

@@ -2,6 +2,7 @@
 
 The transcript store is in rooms: the stored tree (``tree``: ``StoredTree``,
 ``StoredUser``, ``StoredTurn``, and the history a path tells the model), the
+processes in the middle of an exchange on a conversation (``holds``), the
 ``Store`` (``transcripts``: its ``writes`` and its paged ``reads``), which
 conversation an id names (``naming``), the native file format (``native``),
 Markdown (``markdown``), the search index (``search``) and the schema
@@ -16,6 +17,7 @@ from ..stream.lazy import lazy_exports
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from .holds import ConversationBusy, ConversationDeleted
     from .markdown import markdown_of
     from .naming import AmbiguousConversation, ConversationNotFound, UnresolvedConversation, resolve_among
     from .native import VERSION, ImportError_, export_document, import_document, store_conversation
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
     from .tree import StoredEntry, StoredTree, StoredTurn, StoredUser, history_of, retry_point
 
 __getattr__ = lazy_exports(__name__, {
+    ".holds": ("ConversationBusy", "ConversationDeleted"),
     ".markdown": ("markdown_of",),
     ".naming": ("AmbiguousConversation", "ConversationNotFound", "UnresolvedConversation", "resolve_among"),
     ".native": ("VERSION", "ImportError_", "export_document", "import_document", "store_conversation"),
@@ -30,6 +33,7 @@ __getattr__ = lazy_exports(__name__, {
     ".tree": ("StoredEntry", "StoredTree", "StoredTurn", "StoredUser", "history_of", "retry_point"),
 })
 
-__all__ = ["markdown_of", "AmbiguousConversation", "ConversationNotFound", "UnresolvedConversation", "resolve_among",
+__all__ = ["ConversationBusy", "ConversationDeleted",
+           "markdown_of", "AmbiguousConversation", "ConversationNotFound", "UnresolvedConversation", "resolve_among",
            "VERSION", "ImportError_", "export_document", "import_document", "store_conversation", "Store",
            "StoredEntry", "StoredTree", "StoredTurn", "StoredUser", "history_of", "retry_point"]

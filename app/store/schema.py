@@ -26,7 +26,9 @@ rewrite of everything so far at every flush (older records hold their text
 inline, and both load); and a turn keeps a provider error's whole text
 (``detail``) beside its one line. Step 5 gives a user entry its
 ``attachments`` (a JSON list of references; the bytes are files in the data
-dir by content hash, ``attachfiles.py``).
+dir by content hash, ``attachfiles.py``). Step 6 adds ``holds``: which live
+process is in the middle of an exchange on a conversation, and doing what
+(``holds.py``), so a delete never pulls a conversation from under it.
 
 A buffer in ``call_arguments`` is UTF-8 text, held as TEXT or (written
 since, by ``dbfile.put_text``, which never copies a big buffer whole) as a
@@ -119,9 +121,17 @@ CREATE TABLE prose_parts (
     PRIMARY KEY (conversation, seq, idx, part));
 """
 
-
 _V5 = """
 ALTER TABLE entries ADD COLUMN attachments TEXT;             -- a user entry's files: [Attachment.ref(), ...]
+"""
+
+_V6 = """
+CREATE TABLE holds (
+    conversation TEXT NOT NULL,
+    owner TEXT NOT NULL,                 -- host:pid of the process mid-exchange (app/files/owners.py)
+    doing TEXT NOT NULL,                 -- what it is doing, in words
+    since REAL NOT NULL,
+    PRIMARY KEY (conversation, owner));
 """
 
 
@@ -153,6 +163,11 @@ def _step5(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
+def _step6(db: sqlite3.Connection) -> None:
+    for statement in _split(_V6):
+        db.execute(statement)
+
+
 def _split(script: str) -> list[str]:
     """Statements of a script, for ``execute`` one by one (``executescript``
     would commit the transaction the step runs in). Triggers keep their body."""
@@ -170,7 +185,7 @@ def _split(script: str) -> list[str]:
 
 
 #: Step n brings a file from version n-1 to version n.
-STEPS: list[Callable[[sqlite3.Connection], None]] = [_step1, _step2, _step3, _step4, _step5]
+STEPS: list[Callable[[sqlite3.Connection], None]] = [_step1, _step2, _step3, _step4, _step5, _step6]
 SCHEMA_VERSION = len(STEPS)
 
 

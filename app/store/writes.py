@@ -24,8 +24,9 @@ from ..stream.blocks import Block, ReasoningBlock, TextBlock, ToolCallBlock, Tur
 from ..stream.limits import loads
 from ..stream.redact import safe_cut
 from ..stream.usage import Usage, total
-from . import search
+from . import holds, search
 from .attachfiles import AttachmentFiles
+from .holds import ConversationBusy, Holder, check_there
 from .reads import stored_usage
 from .search import Display
 from .tree import StoredEntry, StoredUser
@@ -94,6 +95,7 @@ class Writes:
                  attachments: Sequence[Attachment] = ()) -> int:
         refs = self._keep(attachments)
         with self.transaction():  # the seq is chosen under the write lock: two processes never share one
+            check_there(self._db, conversation)  # deleted meanwhile: said, never re-created (holds.py)
             seq = self._next_seq(conversation)
             parent = self._attach(conversation, parent, branch)
             self._db.execute("INSERT INTO entries (conversation, seq, kind, text, state, started, parent, branch, "
@@ -138,6 +140,7 @@ class Writes:
         number — and so never the same ledger keys, nor each other's rows.
         The number is the whole tree's next: no branch reuses one."""
         with self.transaction():
+            check_there(self._db, conversation)
             row = self._db.execute("SELECT MAX(turn) FROM entries WHERE conversation = ? AND kind = 'turn'",
                                    (conversation,)).fetchone()
             turn = (row[0] if row[0] is not None else -1) + 1
@@ -160,6 +163,7 @@ class Writes:
         earlier run of the turn ended with (a Ctrl+R retry) stays on screen,
         so it joins the turn's failure notes here."""
         with self.transaction():
+            check_there(self._db, conversation)
             row = self._db.execute("SELECT seq, note, failures FROM entries WHERE conversation = ? AND kind = 'turn' "
                                    "AND turn = ?", (conversation, turn)).fetchone()
             if row is None:
@@ -180,8 +184,14 @@ class Writes:
                 self._written = {k: v for k, v in self._written.items() if k[:2] != (conversation, seq)}
                 self._prose = {k: v for k, v in self._prose.items() if k[:2] != (conversation, seq)}
                 search.drop(self._db, conversation, seq, blocks_only=True)
+                # the head stays at the end of the line: another process may have written after this turn
+                # since it was reserved, and a head moved back onto it would load that line cut short
+                # (its later turns "on another branch", the path missing them)
+                last = self._attach(conversation, seq, branch)
+                self._touch(conversation, seq if last is None else last)
+                return int(seq)
             self._touch(conversation, seq)
-        return seq
+        return int(seq)
 
     def add_failure(self, conversation: str, seq: int, message: str) -> None:
         row = self._db.execute("SELECT failures FROM entries WHERE conversation = ? AND seq = ?",
@@ -203,6 +213,7 @@ class Writes:
             return
         record = block_record(block)
         with self.transaction():
+            check_there(self._db, conversation)
             if isinstance(block, ToolCallBlock):
                 raw = record.pop("arguments_raw")
                 record.pop("arguments", None)
@@ -244,6 +255,7 @@ class Writes:
             pieces.append(window[start:end])
             start = end
         with self.transaction():
+            check_there(self._db, conversation)
             if key not in self._prose:
                 self._db.execute("DELETE FROM prose_parts WHERE conversation = ? AND seq = ? AND idx = ?", key)
                 self._db.execute("INSERT OR REPLACE INTO blocks (conversation, seq, idx, record) VALUES (?, ?, ?, ?)",
@@ -270,8 +282,14 @@ class Writes:
                  _usage_column(usage), model, turn.detail, conversation, seq))
             self._touch(conversation)
 
+    def set_note(self, conversation: str, seq: int, note: str | None) -> None:
+        """A settled turn's ending note, changed after the fact (its approvals answered after a reopen)."""
+        self._db.execute("UPDATE entries SET note = ? WHERE conversation = ? AND seq = ? AND kind = 'turn'",
+                         (note, conversation, seq))
+
     def finish_exchange(self, conversation: str, status: str, message: str | None, user: int | None = None) -> None:
         """How the exchange that ``user`` (the last user message, if not given) began ended."""
+        check_there(self._db, conversation)
         if user is None:
             row = self._db.execute("SELECT MAX(seq) FROM entries WHERE conversation = ? AND kind = 'user'",
                                    (conversation,)).fetchone()
@@ -291,13 +309,35 @@ class Writes:
         return json.dumps([item.ref() for item in attachments])
 
     def delete(self, conversation: str) -> None:
+        """Every row of ``conversation``, in one transaction; ``ConversationBusy``
+        (naming each holder, nothing deleted) while another live process is in
+        the middle of an exchange on it (``holds.py``: why refuse)."""
         with self.transaction():
+            found = holds.holders(self._db, conversation)
+            if found:
+                raise ConversationBusy(conversation, found)
+            self._db.execute("DELETE FROM holds WHERE conversation = ?", (conversation,))  # dead processes' holds
             search.drop(self._db, conversation)
             self._db.execute("DELETE FROM blocks WHERE conversation = ?", (conversation,))
             self._db.execute("DELETE FROM call_arguments WHERE conversation = ?", (conversation,))
             self._db.execute("DELETE FROM prose_parts WHERE conversation = ?", (conversation,))
             self._db.execute("DELETE FROM entries WHERE conversation = ?", (conversation,))
             self._db.execute("DELETE FROM conversations WHERE id = ?", (conversation,))
+
+    def hold(self, conversation: str, doing: str) -> None:
+        """This process is in the middle of an exchange on ``conversation``,
+        doing ``doing`` (``ConversationDeleted`` if it is no longer stored)."""
+        with self.transaction():
+            check_there(self._db, conversation)
+            holds.hold(self._db, conversation, doing)
+
+    def release(self, conversation: str) -> None:
+        """The exchange ended: this process no longer holds ``conversation``."""
+        holds.release(self._db, conversation)
+
+    def holders(self, conversation: str) -> list[Holder]:
+        """The live processes in the middle of an exchange on ``conversation``."""
+        return holds.holders(self._db, conversation)
 
     def rename(self, conversation: str, title: str) -> str:
         """Give ``conversation`` (a whole id) a title (``clean_title``: one

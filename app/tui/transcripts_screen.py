@@ -7,7 +7,9 @@ In the list (↓ from the search box), Delete deletes the highlighted
 conversation after a confirmation and F2 renames it: the same library calls
 ``callstream transcripts delete`` / ``rename`` make, handed in by the app
 (the screen never opens the store itself). The conversation open in the chat
-screen is not deleted from here: its recording is being written.
+screen is not deleted from here: its recording is being written; one another
+callstream is in the middle of a turn on is refused by the store's one rule
+(``app/store/holds.py``), which names that process, and nothing is deleted.
 """
 
 from __future__ import annotations
@@ -219,9 +221,15 @@ class TranscriptsScreen(Screen[tuple[str, int | None] | None]):
         deleter = self._deleter
 
         def answered(yes: bool | None) -> None:
+            from ..store import ConversationBusy
+
             if not yes:
                 return
-            deleter(conversation)
+            try:
+                deleter(conversation)
+            except ConversationBusy as exc:  # another callstream is mid-turn on it: the one rule, said here
+                self.notify(str(exc), title="not deleted", severity="error", markup=False, timeout=15)
+                return
             self._refill()
             self.notify(f"Deleted {inert(title)[:60]} (the ledger keeps its rows).")
 
