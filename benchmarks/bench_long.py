@@ -302,8 +302,11 @@ def open_elia(n: int, work: Path, opts: argparse.Namespace) -> dict[str, Any]:
         home_shown = term.wait_for(0, marker(f"bench long {n}"), opts.open_timeout)
         first = None
         if home_shown is not None:
-            term.quiet(0.5, opts.open_timeout)
-            term.press(b"\t")  # the focus from its message box to its chat list
+            for _ in range(10):  # the focus from its message box to its chat list, once it takes keys
+                term.quiet(0.5, opts.open_timeout)
+                _, at = term.press(b"\t")
+                if term.wait_for(at, lambda drawn: bool(drawn.strip()), 3.0) is not None:
+                    break
             term.quiet(0.5, opts.open_timeout)
             t0, at = term.press(KEYS["enter"])
             shown = term.wait_for(at, marker(last_sentence(n)), opts.open_timeout)

@@ -114,3 +114,18 @@ def test_a_cycle_dropped_after_it_was_frozen_is_freed_once_the_frozen_grow_by_a_
         collector.between_turns()  # the frozen population grew by a quarter: the thorough pass
         assert gone() is None
         assert len(grown) > 0
+
+
+async def test_an_exchange_s_usage_line_stays_where_it_was_mounted(home: Path) -> None:
+    """Each exchange mounts its line once; the next exchange neither removes nor remounts it."""
+    from widgets.usage_line import UsageLine
+
+    app = demo_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.warmed)
+        await send(app, pilot, "Show me order A-1042")
+        first = list(app.screen.query(UsageLine))
+        await send(app, pilot, "Show me order A-1043")
+        now = list(app.screen.query(UsageLine))
+    assert len(first) == 1 and len(now) == 2
+    assert now[0] is first[0]
