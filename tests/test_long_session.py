@@ -20,7 +20,7 @@ from textual.widgets import Static
 
 from app.tui import collector
 from tests.test_tui import demo_app, send
-from tests.waiting import screen_lines, wait_for
+from tests.waiting import quiet, screen_lines, wait_for
 
 
 @contextmanager
@@ -46,6 +46,7 @@ async def test_typing_in_the_box_lays_out_nothing(home: Path) -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.warmed)
         await send(app, pilot, "Show me order A-1042")  # a conversation on screen behind the box
+        await quiet(pilot)
         with counted_layouts(app) as layouts:
             for key in ("h", "e", "l", "l", "o", "space", "w", "backspace"):
                 await pilot.press(key)
@@ -59,10 +60,11 @@ async def test_the_slash_hint_changes_its_words_without_a_layout(home: Path) -> 
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.warmed)
         hint = app.screen.query_one("#hint", Static)
+        await quiet(pilot)
         with counted_layouts(app) as layouts:
             await pilot.press("slash")
-            await wait_for(pilot, lambda: hint.display, "the hint line to show")
-            await pilot.pause()
+            await wait_for(pilot, lambda: hint.display and hint.region.height == 1, "the hint line laid out")
+            await quiet(pilot)
             shown = len(layouts)  # the line appearing moves the box: that is a layout
             await pilot.press("h", "e")
             await wait_for(pilot, lambda: any("/help" in line for line in screen_lines(app)), "the /help hint drawn")
