@@ -69,6 +69,14 @@ DIALECTS = ("anthropic", "openai-chat", "openai-responses", "gemini")
 KEYS = {"anthropic": "ANTHROPIC_API_KEY", "openai-chat": "OPENAI_API_KEY", "openai-responses": "OPENAI_API_KEY",
         "gemini": "GEMINI_API_KEY"}
 
+#: The built-in path: a profile that offers the support store's create_ticket to a real provider.
+BUILTIN = """
+[providers.bench]
+provider = "{dialect}"
+model = "m"
+tools = ["create_ticket"]
+"""
+
 #: The command tool counts what it was given; the MCP server's ``t0`` takes any object.
 CONFIG = """
 [tools.file_ticket]
@@ -126,8 +134,10 @@ def run_ask(args_size: int, fragment: int, work: Path, dialect: str = "anthropic
             kind: str = "built-in") -> dict[str, float]:
     home = work / f"home-{args_size}-{dialect}-{kind}"
     home.mkdir()
-    config = "" if kind == "built-in" else CONFIG.format(python=sys.executable, root=str(ROOT))
-    (home / "none.toml").write_text(config)  # empty: the defaults
+    # the support-store tools are offered to a real provider only by a profile that names them
+    config = (BUILTIN.format(dialect=dialect) if kind == "built-in"
+              else CONFIG.format(python=sys.executable, root=str(ROOT)))
+    (home / "none.toml").write_text(config)
     tool = TOOLS[kind]
     code = SERVER.format(root=str(ROOT), size=args_size, fragment=fragment, dialect=dialect, tool=tool)
     server = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -138,14 +148,16 @@ def run_ask(args_size: int, fragment: int, work: Path, dialect: str = "anthropic
                KEYS[dialect]: "bench"}
         start = time.perf_counter()
         peak = home / "peak"
-        ask = subprocess.Popen([sys.executable, "-c", PEAK, str(peak), "ask", "file it", "--provider", dialect,
-                                "--base-url", url, "--model", "m", "--approve", tool], env=env, cwd=ROOT,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _, err_bytes = ask.communicate()
+        ask = subprocess.Popen([sys.executable, "-c", PEAK, str(peak), "ask", "file it", "--provider",
+                                "bench" if kind == "built-in" else dialect, "--base-url", url, "--model", "m",
+                                "--approve", tool], env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        out_bytes, err_bytes = ask.communicate()
         wall = time.perf_counter() - start
         err = err_bytes.decode()
         if ask.returncode != 0:
             raise SystemExit(f"ask failed ({dialect}, {kind}, {ask.returncode}): {err[-2000:]}")
+        if f"{tool} · ran" not in out_bytes.decode():  # a call that never ran measures nothing of the tool's path
+            raise SystemExit(f"the {tool} call did not run ({dialect}, {kind}): {out_bytes.decode()[-500:]}")
     finally:
         server.communicate("")
     data = home / "data" if (home / "data").exists() else home
