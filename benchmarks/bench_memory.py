@@ -176,10 +176,15 @@ def main() -> int:
                         help="characters per argument fragment in the path table (4 takes four times as long)")
     parser.add_argument("--quick", action="store_true", help="the path table at 1 MB only")
     parser.add_argument("--no-matrix", action="store_true", help="skip the dialect × tool table")
+    parser.add_argument("--matrix-only", action="store_true", help="only the dialect × tool table")
     parser.add_argument("--dialects", default=",".join(DIALECTS))
     parser.add_argument("--kinds", default=",".join(TOOLS))
     opts = parser.parse_args()
     load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    if opts.matrix_only:
+        path_table([1.0] if opts.quick else [float(x) for x in opts.matrix_mb.split(",") if x], opts.matrix_fragment,
+                   opts.dialects.split(","), opts.kinds.split(","))
+        return 0
     with tempfile.TemporaryDirectory(prefix="callstream-bench-memory-") as tmp:
         work = Path(tmp)
         small = run_ask(1_000, opts.fragment, work)
