@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup run test test-all fuzz bench bench-tui bench-warming bench-mcp bench-memory bench-attach bench-ledger bench-limits bench-search bench-startup bench-many-calls bench-compare typecheck lint contracts clean peers-mcp peers-litellm peers-startup peers
+.PHONY: setup run test test-all fuzz bench bench-tui bench-warming bench-mcp bench-memory bench-attach bench-ledger bench-limits bench-search bench-startup bench-many-calls bench-long bench-compare typecheck lint contracts clean peers-mcp peers-litellm peers-startup peers
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -72,7 +72,7 @@ bench-compare: setup
 
 # bench-NAME runs benchmarks/bench_NAME.py (a dash in NAME is an underscore in the file).
 BENCHES := bench-tui bench-warming bench-ledger bench-search bench-mcp bench-limits bench-memory bench-startup bench-attach \
-           bench-many-calls
+           bench-many-calls bench-long
 
 $(BENCHES): bench-%: setup
 	$(BIN)/python benchmarks/bench_$(subst -,_,$*).py $(BENCH_ARGS)

@@ -4,6 +4,7 @@ the finaliser's verdicts."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -80,6 +81,18 @@ def test_command_tool_gets_json_stdin_and_the_key(tmp_path: Path) -> None:
                                 "print(json.dumps({'got': args, 'key': os.environ['CALLSTREAM_IDEMPOTENCY_KEY']}))\n")
     tool = command_tool(CommandToolConfig("echo", command))
     assert json.loads(run(tool, {"a": "é"}, key="KEY")) == {"got": {"a": "é"}, "key": "KEY"}
+
+
+def test_a_command_tool_reads_a_huge_argument_from_a_file_not_a_pipe(tmp_path: Path) -> None:
+    """The JSON waits in a temporary file (stdin), not in our memory behind a pipe (issue 31 item 6)."""
+    command = _script(tmp_path, "import sys, os, stat, json, hashlib\n"
+                                "regular = stat.S_ISREG(os.fstat(0).st_mode)\n"
+                                "args = json.load(sys.stdin)\n"
+                                "print(json.dumps({'regular': regular, 'size': len(args['body']),\n"
+                                "                  'sha': hashlib.sha256(args['body'].encode()).hexdigest()}))\n")
+    body = ("é\"\\ parcel \n" * 200_000)[:2_000_000]
+    got = json.loads(run(command_tool(CommandToolConfig("big", command)), {"body": body, "n": 1}))
+    assert got == {"regular": True, "size": len(body), "sha": hashlib.sha256(body.encode()).hexdigest()}
 
 
 def test_command_tool_nonzero_exit_is_a_failure_with_stderr(tmp_path: Path) -> None:

@@ -67,6 +67,7 @@ class ChatScreen(Screen[None]):
     ChatScreen PromptInput { margin: 0 1; }
     ChatScreen .bar { height: 1; padding: 0 2; color: $text-muted; display: none; }
     ChatScreen .bar.-shown { display: block; }
+    ChatScreen #hint { width: 1fr; }
     ChatScreen #new-output { color: $accent; text-style: bold; }
     ChatScreen .-selected { background: $primary 15%; }
     ChatScreen .-after-marker { margin-top: 0; }

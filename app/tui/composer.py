@@ -38,6 +38,8 @@ class Composer:
         self.commands = commands
         #: Messages typed while a turn ran, sent in order once it is done.
         self.queued: list[str] = []
+        #: What the hint line shows ("" hidden): a key that leaves it as it is changes nothing on screen.
+        self._hint_text = ""
 
     def widgets(self) -> Iterator[Widget]:
         yield Static(id="queued", classes="bar")
@@ -125,10 +127,17 @@ class Composer:
         self.hint("   ".join(f"{self.commands.usage_of(c.name)} — {c.help}" for c in matches[:4]) if matches else "")
 
     def hint(self, text: str) -> None:
+        """Every key asks for the hint: only a changed text touches the line,
+        and never with a layout (the line is one row the screen's width, see
+        the screen's CSS): a layout of the screen walks every widget of the
+        conversation, which is what a key press used to wait behind. Showing
+        or hiding the line is the one change that moves the box, and a layout."""
         hint = self._owner.query_one_optional("#hint", Static)
-        if hint is not None:
-            hint.update(Content(text))
-            hint.set_class(bool(text), "-shown")
+        if hint is None or text == self._hint_text:
+            return
+        self._hint_text = text
+        hint.update(Content(text), layout=False)
+        hint.set_class(bool(text), "-shown")
 
     def edit_in_editor(self) -> None:
         """Ctrl+E: the prompt in $VISUAL / $EDITOR, for a long one."""
