@@ -269,6 +269,8 @@ class ToolCard(Vertical):
             return Content(inert(_plain_error(text)))
         if state == "preparing" and self.preview.broken:
             return Content("the arguments are not valid JSON so far")
+        if state == "running" and block.progress:  # made inert where it was worded (stream.progress)
+            return Content("⋯ " + block.progress)
         return Content("")
 
     def _details_text(self) -> str:

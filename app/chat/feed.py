@@ -120,6 +120,10 @@ class TurnFeed:
         if call.state in ("ran", "failed", "unknown", "rejected", "not run") and update.state in ("waiting",
                                                                                                  "running"):
             return
+        if update.progress is not None:  # the running call's latest progress: its card re-reads it
+            call.progress = update.progress
+            self.emit(CallState(record.index, index, call.state))
+            return
         call.state = update.state  # type: ignore[assignment]
         call.timings[update.state] = update.at
         if update.result is not None:

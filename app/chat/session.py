@@ -50,7 +50,7 @@ from .events import (
 from .feed import TurnFeed
 from .forming import FormingWatch
 from .place import EntryBook
-from .turns import LiveTurn, ending_note, failure_words, retryable, stop_unfinished
+from .turns import LiveTurn, ending_note, failure_words, retryable, stop_unfinished, system_prompt
 
 if TYPE_CHECKING:
     from ..store import StoredTree
@@ -333,7 +333,7 @@ class ChatSession:
         self._dispatcher = dispatcher
         dispatcher.approvals, dispatcher.path = self.approvals, (self.key_conversation, frozenset(self.path_turns))
         build = REQUEST_BUILDERS[self.endpoint.dialect]
-        path, body = build(self.endpoint.model, self.history, tools, self.system)
+        path, body = build(self.endpoint.model, self.history, tools, system_prompt(self.system, self.registry, tools))
         if not self.request_usage:
             for name in USAGE_REQUESTS.get(self.endpoint.dialect, {}):
                 body.pop(name, None)

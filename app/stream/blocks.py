@@ -168,6 +168,9 @@ class ToolCallBlock:
     #: The result of the same side effect (tool and arguments) that already ran
     #: earlier on this conversation's path: the card says so, and it asks first.
     already_ran: str | None = None
+    #: The latest progress the tool reported while it ran (``progress_words``;
+    #: an MCP server's ``notifications/progress``): shown on the running card, never stored.
+    progress: str | None = None
     #: The live forming decode (a ``FormingPreview``), kept by the chat loop so
     #: the card reads the same one instead of decoding the buffer a second time.
     preview: Any = None

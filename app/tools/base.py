@@ -43,6 +43,9 @@ class ToolContext:
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     #: ``loop.time()`` after which the tool must stop.
     deadline: float | None = None
+    #: Where a tool reports progress while it runs (``stream.progress.progress_words``
+    #: makes the line): the dispatcher passes it on to the card. None: nobody listens.
+    progress: Callable[[float, float | None, str | None], None] | None = None
 
 
 Runner = Callable[[dict[str, Any], ToolContext], Awaitable[str]]

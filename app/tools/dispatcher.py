@@ -48,6 +48,7 @@ from ..ledger import Claim, Ledger, LedgerUnavailable, canonical_digest, idempot
 from ..ledger.branches import Lineage, ran_elsewhere, ran_on_path
 from ..rules.words import CANCELLED_UNKNOWN, UNKNOWN_ADVICE, UNKNOWN_OUTCOME
 from ..stream.blocks import not_run_words
+from ..stream.progress import progress_words
 from .approvals import Answer
 from .base import NotSent, OutcomeUnknown, Tool, ToolContext, ToolError
 from .registry import Registry
@@ -107,6 +108,8 @@ class CallUpdate:
     already_ran: str | None = None
     #: A line for the conversation about this call (an "always" answer the config could not keep).
     note: str | None = None
+    #: The tool's latest progress while it runs (``progress_words``), with state ``running``.
+    progress: str | None = None
 
 
 class Dispatcher:
@@ -310,7 +313,11 @@ class Dispatcher:
             # a side effect that already happened on another branch: stated on the card before it runs again
             self._emit(CallUpdate(ref, "waiting", key=key, other_branch=other_branch))
         loop = asyncio.get_running_loop()
-        ctx = ToolContext(idempotency_key=key, cancelled=self._cancel, deadline=loop.time() + tool.timeout)
+        def progress(done: float, total: float | None, message: str | None) -> None:
+            self._emit(CallUpdate(ref, "running", key=key, progress=progress_words(done, total, message)))
+
+        ctx = ToolContext(idempotency_key=key, cancelled=self._cancel, deadline=loop.time() + tool.timeout,
+                          progress=progress)
         self._emit(CallUpdate(ref, "running", key=key))
         self.runs += 1
         try:

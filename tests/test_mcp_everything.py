@@ -1,0 +1,197 @@
+"""The MCP reference server, ``@modelcontextprotocol/server-everything`` (npm,
+pinned in peers/everything/package-lock.json; ``make peers-everything``), as a
+user would run it: over stdio, every tool it offers called by a scripted model
+through the real chat loop. These tests skip, saying why, without node or the
+package. Issue 26: identity, progress, log messages, instructions, tasks."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+from mcp.server import Server
+
+from app import __version__
+from app.chat.events import CallState
+from app.chat.session import ChatSession
+from app.cli import main
+from app.ledger import SqliteLedger as Ledger
+from app.mcp import attach_servers, open_hub
+from app.mcp.capabilities import TASKS_REQUIRED
+from app.net.endpoint import Endpoint
+from app.net.stream import Timeouts
+from app.settings.mcp import MCPConfigError, parse_servers
+from app.stream import ToolCallBlock
+from app.tools.registry import Registry
+from tests import streamgen
+from tests.conftest import ROOT
+from tests.faultserver import FaultServer, Reply
+from tests.waiting import wait_until
+
+ENTRY = ROOT / "peers" / "everything" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / \
+    "index.js"
+NODE = shutil.which("node")
+
+
+def need_everything() -> str:
+    if NODE is None:
+        pytest.skip(reason="node is not on PATH (server-everything is a node program)")
+    if not ENTRY.exists():
+        pytest.skip(reason=f"server-everything is not installed in {ENTRY.parents[3]} (make peers-everything)")
+    return NODE
+
+
+def everything(**extra: Any) -> dict[str, Any]:
+    return {"command": need_everything(), "args": [str(ENTRY), "stdio"], "startup_timeout": 60, **extra}
+
+
+#: What the scripted model asks of each tool server-everything offers a client that declares no
+#: sampling, elicitation or roots, and what the model must then be sent back.
+CALLS: dict[str, tuple[dict[str, Any], str]] = {
+    "echo": ({"message": "hello there"}, "Echo: hello there"),
+    "get-annotated-message": ({"messageType": "success"}, "success"),
+    "get-env": ({}, "PATH"),
+    "get-resource-links": ({"count": 2}, "resource"),
+    "get-resource-reference": ({}, "Resource 1"),
+    "get-structured-content": ({"location": "Chicago"}, "temperature"),
+    "get-sum": ({"a": 2, "b": 3}, "5"),
+    "get-tiny-image": ({}, "image"),
+    "gzip-file-as-resource": ({"name": "a.gz", "data": "data:text/plain;base64,aGVsbG8=", "outputType": "resource"},
+                              "a.gz"),
+    "toggle-simulated-logging": ({}, "logging"),
+    "toggle-subscriber-updates": ({}, "update"),
+    "trigger-long-running-operation": ({"duration": 0.4, "steps": 2}, "Long running operation completed"),
+}
+#: Tools it offers only to a client that declares sampling, elicitation or roots (callstream declares none yet).
+CONDITIONAL = ("get-roots-list", "trigger-elicitation-request", "trigger-url-elicitation", "trigger-sampling-request")
+
+
+async def test_everything_over_stdio_every_offered_tool_runs_through_the_chat_loop(tmp_path: Path) -> None:
+    table = everything(approval="never", log_level="debug")
+    registry = Registry([])
+    hub = open_hub(parse_servers({"ev": table}, "test"), tmp_path / "logs")
+    attach_servers(registry, hub)
+    await registry.settled()
+    server = hub.servers[0]
+    status = server.status
+    try:
+        assert status.state == "ready", status.line()
+        # the task-augmented tool arrives with the tools it registers once it knows the client
+        await wait_until(lambda: any(t.name == "simulate-research-query" for t in status.tools),
+                         "the task-augmented tool to be listed", seen=lambda: [t.name for t in status.tools])
+        listed = {t.name: t for t in status.tools}
+        assert set(CALLS) <= set(listed), sorted(listed)
+        assert not set(CONDITIONAL) & set(listed)  # nothing declared that callstream does not implement
+        assert listed["simulate-research-query"].unsupported == TASKS_REQUIRED
+        assert registry.get("ev__simulate-research-query") is None  # never offered, so never failing
+        assert "1 not offered" in status.line()
+
+        script: list[Any] = [("text", "Trying every tool. ")]
+        for slot, (name, (arguments, _)) in enumerate(CALLS.items()):
+            script += streamgen.call_script(slot, f"c{slot}", f"ev__{name}", json.dumps(arguments))
+        with FaultServer() as model:
+            model.replies.append(Reply(streamgen.anthropic(script)))
+            model.replies.append(Reply(streamgen.anthropic([("text", "Done.")], stop_reason="end_turn")))
+            session = ChatSession(Endpoint("anthropic", model.url, "m", "test"), registry, Ledger(tmp_path / "l.db"),
+                                  "conv-everything", backoff=0.01, timeouts=Timeouts(10.0, 30.0, 60.0),
+                                  system="Be brief.")
+            progress: list[str] = []
+
+            def listen(event: object) -> None:
+                if isinstance(event, CallState) and event.state == "running":
+                    block = session.turns[-1].blocks[event.index]
+                    if isinstance(block, ToolCallBlock) and block.progress:
+                        progress.append(block.progress)
+
+            session.listeners.append(listen)
+            try:
+                done = await session.send("try them all")
+            finally:
+                await session.aclose()
+        assert done.status == "done", done
+        first, second = model.requests[0]["body"], model.requests[1]["body"]
+        offered = {tool["name"] for tool in first["tools"]}
+        assert offered == {f"ev__{name}" for name in CALLS}
+        # its instructions are offered after the session's own system prompt, labelled as the server's
+        system = json.dumps(first["system"])
+        assert system.index("Be brief.") < system.index("Instructions from the MCP server 'ev'")
+        calls = [b for b in session.turns[0].blocks if isinstance(b, ToolCallBlock)]
+        assert [c.state for c in calls] == ["ran"] * len(CALLS), [(c.name, c.state, c.result) for c in calls]
+        sent = json.dumps(second["messages"])
+        for call in calls:
+            expected = CALLS[call.name.removeprefix("ev__")][1]
+            assert expected.lower() in (call.result or "").lower(), (call.name, call.result)
+            assert json.dumps(call.result)[1:-1] in sent  # what the card holds is what the model is sent
+        # the long-running call's card showed its progress as the server reported it
+        assert progress[:2] == ["1/2 (50%)", "2/2 (100%)"], progress
+        # its log messages reach its log and the /mcp panel's lines
+        await wait_until(lambda: status.messages, "a log message from the server")
+        line = status.messages[0]
+        assert line.startswith("[") and "level message" in line.lower(), line
+        log = (tmp_path / "logs" / "ev.log").read_text()
+        assert "[callstream: log message]" in log
+    finally:
+        await registry.aclose()
+
+
+def test_mcp_list_and_doctor_name_the_task_tool_not_offered(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    table = everything()
+    args = ", ".join(json.dumps(a) for a in table["args"])
+    (home / "config.toml").write_text(f"[mcp.ev]\ncommand = {json.dumps(table['command'])}\nargs = [{args}]\n"
+                                      "startup_timeout = 60\n")
+    assert main(["mcp", "list"]) == 0
+    out = capsys.readouterr().out
+    assert f"ev__simulate-research-query  (side effect)  'simulate-research-query' {TASKS_REQUIRED}" in out
+    assert main(["mcp", "doctor"]) == 1
+    out = capsys.readouterr().out
+    assert f"ev · simulate-research-query (ev__simulate-research-query): {TASKS_REQUIRED}" in out
+    assert "ev · echo" not in out
+
+
+def _whoami() -> Server[Any]:
+    """An in-memory SDK server whose one tool answers what the client said of itself."""
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[types.Tool(name="whoami", input_schema={"type": "object"})])
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        client = ctx.session.client_params
+        seen = {"info": client.client_info.model_dump(exclude_none=True) if client else None,
+                "capabilities": (ctx.session.client_capabilities.model_dump(exclude_none=True)
+                                 if ctx.session.client_capabilities else None)}
+        return types.CallToolResult(content=[types.TextContent(text=json.dumps(seen))])
+
+    return Server("whoami", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def test_the_client_says_it_is_callstream_and_declares_nothing_it_does_not_implement(tmp_path: Path) -> None:
+    from app.tools.base import ToolContext
+
+    registry = Registry([])
+    attach_servers(registry, open_hub(parse_servers({"me": {"command": "unused"}}, "test"), tmp_path,
+                                      targets={"me": _whoami()}))
+    await registry.settled()
+    try:
+        tool = registry.get("me__whoami")
+        assert tool is not None
+        seen = json.loads(await tool.run({}, ToolContext("k")))
+    finally:
+        await registry.aclose()
+    assert seen["info"]["name"] == "callstream" and seen["info"]["version"] == __version__
+    declared = seen["capabilities"] or {}
+    assert not {"sampling", "elicitation", "roots", "tasks"} & {k for k, v in declared.items() if v is not None}
+
+
+def test_a_log_level_outside_the_specification_is_refused() -> None:
+    with pytest.raises(MCPConfigError, match="log_level must be one of debug, info"):
+        parse_servers({"x": {"command": "x", "log_level": "loud"}}, "test")
+
+
+def test_instructions_that_are_not_true_or_false_are_refused() -> None:
+    with pytest.raises(MCPConfigError, match="instructions must be true or false"):
+        parse_servers({"x": {"command": "x", "instructions": "yes"}}, "test")
+
