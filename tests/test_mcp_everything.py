@@ -6,8 +6,13 @@ package. Issue 26: identity, progress, log messages, instructions, tasks."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
+import socket
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +35,7 @@ from app.tools.registry import Registry
 from tests import streamgen
 from tests.conftest import ROOT
 from tests.faultserver import FaultServer, Reply
-from tests.waiting import wait_until
+from tests.waiting import wait_until, wait_until_sync
 
 ENTRY = ROOT / "peers" / "everything" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / \
     "index.js"
@@ -136,6 +141,72 @@ async def test_everything_over_stdio_every_offered_tool_runs_through_the_chat_lo
         assert "[callstream: log message]" in log
     finally:
         await registry.aclose()
+
+
+@contextlib.contextmanager
+def everything_over_http() -> Iterator[str]:
+    """server-everything's Streamable HTTP transport on a free port of 127.0.0.1 only (a preload binds
+    its ``listen(PORT)`` there); yields its URL and stops it after."""
+    node = need_everything()
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {"PATH": os.environ.get("PATH", ""), "PORT": str(port)}
+    process = subprocess.Popen([node, "--require", str(ROOT / "tests" / "loopback_listen.cjs"), str(ENTRY),
+                                "streamableHttp"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def listening() -> bool:
+        if process.poll() is not None:
+            assert process.stderr is not None
+            raise AssertionError(f"server-everything exited: {process.stderr.read().decode()[-500:]}")
+        with socket.socket() as probe:
+            return probe.connect_ex(("127.0.0.1", port)) == 0
+
+    try:
+        wait_until_sync(listening, f"server-everything to listen on 127.0.0.1:{port}", timeout=60)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+async def test_everything_over_streamable_http_sends_progress_to_the_card(tmp_path: Path) -> None:
+    with everything_over_http() as url:
+        registry = Registry([])
+        hub = open_hub(parse_servers({"ev": {"url": url, "approval": "never"}}, "test"), tmp_path / "logs")
+        attach_servers(registry, hub)
+        await registry.settled()
+        status = hub.servers[0].status
+        arguments, expected = CALLS["trigger-long-running-operation"]
+        script = streamgen.call_script(0, "c0", "ev__trigger-long-running-operation", json.dumps(arguments))
+        try:
+            assert status.state == "ready" and status.transport == "http", status.line()
+            with FaultServer() as model:
+                model.replies.append(Reply(streamgen.anthropic(script)))
+                model.replies.append(Reply(streamgen.anthropic([("text", "Done.")], stop_reason="end_turn")))
+                session = ChatSession(Endpoint("anthropic", model.url, "m", "test"), registry,
+                                      Ledger(tmp_path / "l.db"), "conv-http", backoff=0.01,
+                                      timeouts=Timeouts(10.0, 30.0, 60.0))
+                progress: list[str] = []
+
+                def listen(event: object) -> None:
+                    if isinstance(event, CallState) and event.state == "running":
+                        block = session.turns[-1].blocks[event.index]
+                        if isinstance(block, ToolCallBlock) and block.progress:
+                            progress.append(block.progress)
+
+                session.listeners.append(listen)
+                try:
+                    done = await session.send("take your time")
+                finally:
+                    await session.aclose()
+        finally:
+            await registry.aclose()
+    assert done.status == "done", done
+    call = session.turns[0].blocks[0]
+    assert isinstance(call, ToolCallBlock) and call.state == "ran" and expected in (call.result or "")
+    assert progress[:2] == ["1/2 (50%)", "2/2 (100%)"], progress
+    assert expected in json.dumps(model.requests[1]["body"]["messages"])
 
 
 def test_mcp_list_and_doctor_name_the_task_tool_not_offered(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
