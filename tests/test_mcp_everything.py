@@ -266,3 +266,75 @@ def test_instructions_that_are_not_true_or_false_are_refused() -> None:
     with pytest.raises(MCPConfigError, match="instructions must be true or false"):
         parse_servers({"x": {"command": "x", "instructions": "yes"}}, "test")
 
+
+
+async def test_the_mcp_screen_shows_the_task_tool_not_offered_and_the_server_log_messages(home: Path) -> None:
+    from textual.widgets import Static
+
+    from app.settings.config import load_config
+    from app.tui.app import make_app
+    from app.tui.mcp_screen import McpScreen
+    from tests.waiting import wait_for
+    from widgets.prompt_input import PromptInput
+
+    table = everything()
+    args = ", ".join(json.dumps(a) for a in table["args"])
+    (home / "config.toml").write_text(f'[providers.demo]\nprovider = "demo"\n\n[mcp.ev]\n'
+                                      f"command = {json.dumps(table['command'])}\nargs = [{args}]\n"
+                                      'startup_timeout = 60\nlog_level = "debug"\n')
+    app = make_app(config=load_config())
+    app.cursor_blink = False
+    async with app.run_test(size=(140, 60)) as pilot:
+        app.screen.query_one(PromptInput).text = "/mcp"
+        await pilot.press("enter")
+
+        def servers() -> str:
+            if not isinstance(app.screen, McpScreen):
+                return ""
+            return str(app.screen.query_one("#servers-text", Static).render())
+
+        await wait_for(pilot, lambda: "ev__simulate-research-query  (not offered): requires task augmentation"
+                       in servers(), "the task tool, not offered, on /mcp", seen=servers)
+        assert isinstance(app.screen, McpScreen)
+        server = app.screen.hub.servers[0]
+        await server.call("toggle-simulated-logging", {}, "k-logging")  # the server starts logging at once
+        await wait_for(pilot, lambda: "log messages (latest" in servers() and "level message" in servers(),
+                       "the server's log message on /mcp", seen=servers)
+        await server.call("toggle-simulated-logging", {}, "k-logging-off")
+
+
+async def test_a_log_message_below_the_level_is_dropped_and_a_hostile_one_is_one_inert_line(tmp_path: Path) -> None:
+    from app.mcp.notifications import ServerMessages
+
+    messages = ServerMessages("warning", tmp_path / "ev.log")
+    await messages(types.LoggingMessageNotificationParams(level="info", data="chatty"))
+    await messages(types.LoggingMessageNotificationParams(level="error", logger="db",
+                                                          data="bad\x1b[2J\nthing"))
+    assert list(messages.lines) == ["[error] db: bad\\x1b[2J thing"]  # the escape shown, never sent
+    assert "chatty" not in (tmp_path / "ev.log").read_text()
+    off = ServerMessages("off", None)
+    await off(types.LoggingMessageNotificationParams(level="emergency", data="x"))
+    assert not off.lines
+
+
+async def test_instructions_false_keeps_a_servers_instructions_out_of_the_request(tmp_path: Path) -> None:
+    table = everything(approval="never", instructions=False)
+    registry = Registry([])
+    attach_servers(registry, open_hub(parse_servers({"ev": table}, "test"), tmp_path / "logs"))
+    await registry.settled()
+    script = streamgen.call_script(0, "c0", "ev__echo", json.dumps({"message": "hi"}))
+    try:
+        with FaultServer() as model:
+            model.replies.append(Reply(streamgen.anthropic(script)))
+            model.replies.append(Reply(streamgen.anthropic([("text", "Done.")], stop_reason="end_turn")))
+            session = ChatSession(Endpoint("anthropic", model.url, "m", "test"), registry, Ledger(tmp_path / "l.db"),
+                                  "conv-quiet", backoff=0.01, timeouts=Timeouts(10.0, 30.0, 60.0), system="Be brief.")
+            try:
+                done = await session.send("echo")
+            finally:
+                await session.aclose()
+    finally:
+        await registry.aclose()
+    assert done.status == "done", done
+    assert "Instructions from the MCP server" not in json.dumps(model.requests[0]["body"])
+    assert "Be brief." in json.dumps(model.requests[0]["body"]["system"])
