@@ -71,9 +71,33 @@ CALLS: dict[str, tuple[dict[str, Any], str]] = {
     "toggle-simulated-logging": ({}, "logging"),
     "toggle-subscriber-updates": ({}, "update"),
     "trigger-long-running-operation": ({"duration": 0.4, "steps": 2}, "Long running operation completed"),
+    # offered because callstream declares elicitation (form and URL); answered by the person (``answering``)
+    "trigger-elicitation-request": ({}, "- Name: Ada Lovelace"),
+    "trigger-url-elicitation": ({"url": "https://example.invalid/consent", "elicitationId": "e-1"},
+                                "declined to open the URL"),
 }
-#: Tools it offers only to a client that declares sampling, elicitation or roots (callstream declares none yet).
-CONDITIONAL = ("get-roots-list", "trigger-elicitation-request", "trigger-url-elicitation", "trigger-sampling-request")
+#: What the person answers each request for input with (the form's fields as typed).
+ANSWERS: dict[str, tuple[str, dict[str, Any]]] = {
+    "trigger-elicitation-request": ("accept", {"name": "Ada Lovelace", "check": True, "integer": "7",
+                                               "untitledSingleSelectEnum": "Joey"}),
+    "trigger-url-elicitation": ("decline", {}),
+}
+#: Tools it offers only to a client that declares sampling or roots (callstream declares neither yet).
+CONDITIONAL = ("get-roots-list", "trigger-sampling-request")
+
+
+def answering(session: ChatSession) -> None:
+    """A listener that answers each request for input the moment its card shows it (the form's keys)."""
+    import asyncio
+
+    def listen(event: object) -> None:
+        if isinstance(event, CallState) and event.state == "running":
+            block = session.turns[-1].blocks[event.index]
+            if isinstance(block, ToolCallBlock) and block.elicitations and block.elicitations[-1].state == "asked":
+                action, entered = ANSWERS[block.name.removeprefix("ev__")]
+                asyncio.get_running_loop().call_soon(session.asking.answer, block.key, action, entered)
+
+    session.listeners.append(listen)
 
 
 async def test_everything_over_stdio_every_offered_tool_runs_through_the_chat_loop(tmp_path: Path) -> None:
@@ -114,6 +138,7 @@ async def test_everything_over_stdio_every_offered_tool_runs_through_the_chat_lo
                         progress.append(block.progress)
 
             session.listeners.append(listen)
+            answering(session)
             try:
                 done = await session.send("try them all")
             finally:
@@ -132,6 +157,17 @@ async def test_everything_over_stdio_every_offered_tool_runs_through_the_chat_lo
             expected = CALLS[call.name.removeprefix("ev__")][1]
             assert expected.lower() in (call.result or "").lower(), (call.name, call.result)
             assert json.dumps(call.result)[1:-1] in sent  # what the card holds is what the model is sent
+        # each request for input is on its call's card, as asked and as answered; the call ran once, under its key
+        asked = {c.name.removeprefix("ev__"): c for c in calls if c.elicitations}
+        form, url = asked["trigger-elicitation-request"].elicitations, asked["trigger-url-elicitation"].elicitations
+        assert [(e.mode, e.state) for e in form] == [("form", "accept")] and form[0].answer is not None
+        assert form[0].answer["name"] == "Ada Lovelace" and form[0].answer["integer"] == 7
+        assert "Your full, legal name" in [f.description for f in form[0].fields]
+        assert [(e.mode, e.state, e.url) for e in url] == [("url", "decline", "https://example.invalid/consent")]
+        ledger = Ledger(tmp_path / "l.db")
+        for call in asked.values():
+            entries = [e for e in ledger.entries() if e["tool"] == call.name]
+            assert [(e["key"], e["state"]) for e in entries] == [(call.key, "ran")], entries
         # the long-running call's card showed its progress as the server reported it
         assert progress[:2] == ["1/2 (50%)", "2/2 (100%)"], progress
         # its log messages reach its log and the /mcp panel's lines
@@ -244,7 +280,7 @@ def _whoami() -> Server[Any]:
     return Server("whoami", on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-async def test_the_client_says_it_is_callstream_and_declares_nothing_it_does_not_implement(tmp_path: Path) -> None:
+async def test_the_client_says_it_is_callstream_and_declares_only_what_it_implements(tmp_path: Path) -> None:
     from app.tools.base import ToolContext
 
     registry = Registry([])
@@ -258,8 +294,9 @@ async def test_the_client_says_it_is_callstream_and_declares_nothing_it_does_not
     finally:
         await registry.aclose()
     assert seen["info"]["name"] == "callstream" and seen["info"]["version"] == __version__
-    declared = seen["capabilities"] or {}
-    assert not {"sampling", "elicitation", "roots", "tasks"} & {k for k, v in declared.items() if v is not None}
+    declared = {k for k, v in (seen["capabilities"] or {}).items() if v is not None}
+    assert declared == {"elicitation"}, seen["capabilities"]  # what callstream implements; no sampling, roots, tasks
+    assert set(seen["capabilities"]["elicitation"]) == {"form", "url"}
 
 
 def test_a_log_level_outside_the_specification_is_refused() -> None:

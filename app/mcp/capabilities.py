@@ -2,8 +2,9 @@
 
 ``clientInfo`` names callstream and its version (the SDK's default would say
 ``mcp 0.1.0``). The capabilities the SDK declares follow the callbacks it is
-handed: none for sampling, elicitation or roots until callstream implements
-them, so a server never sends a request we would only refuse. What callstream
+handed: elicitation (form and URL: ``elicitation.Asker``), and none for
+sampling or roots until callstream implements them, so a server never sends a
+request we would only refuse. What callstream
 does handle without a capability — progress (a token on every call), log
 messages, list changes — needs none declared.
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import __version__
+from .elicitation import Asker
 from .notifications import ServerMessages
 
 __all__ = ["CLIENT_NAME", "client_info", "client_options", "unsupported", "TASKS_REQUIRED"]
@@ -35,13 +37,15 @@ def client_info() -> Any:
     return Implementation(name=CLIENT_NAME, title="callstream", version=__version__)
 
 
-def client_options(messages: ServerMessages | None = None) -> dict[str, Any]:
+def client_options(messages: ServerMessages | None = None, asker: Asker | None = None) -> dict[str, Any]:
     """The SDK ``Client``'s keyword arguments that say who we are and what we
     handle (each callback passed declares its capability; none is passed for
     what callstream does not implement). ``messages`` takes the server's log
     messages; on a 2026-07-28 connection its level is the opt-in the SDK
     stamps on each request (an earlier era sends them unasked)."""
     options: dict[str, Any] = {"client_info": client_info()}
+    if asker is not None:  # declares elicitation, form and URL modes
+        options["elicitation_callback"] = asker
     if messages is not None:
         options["logging_callback"] = messages
         if messages.level != "off":

@@ -29,6 +29,7 @@ from ..stream.limits import DEFAULT_LIMITS
 from ..stream.redact import redact, register_secret
 from ..tools.base import NotSent
 from .capabilities import client_options, unsupported
+from .elicitation import Asker, Elicit
 from .logs import ServerLog, quiet_sdk
 from .notifications import ServerMessages
 from .wire import UNREADABLE
@@ -146,6 +147,8 @@ class ServerConnection:
         self.messages = ServerMessages(config.log_level,
                                        log_dir / f"{config.name}.log" if log_dir is not None else None)
         self.status.messages = self.messages.lines
+        #: Its requests for the person (``elicitation/create``), to the call in flight.
+        self.asker = Asker(config.name)
         self.client: Any = None
         self._task: asyncio.Task[None] | None = None
         self._settled = asyncio.Event()
@@ -219,7 +222,7 @@ class ServerConnection:
             except MCPConfigError as exc:
                 raise _StartFailed(str(exc)) from None
             # no read timeout of the SDK's: a call's own is ours (a server's error -32001 is the server's)
-            client = Client(target, message_handler=self._on_message, **client_options(self.messages))
+            client = Client(target, message_handler=self._on_message, **client_options(self.messages, self.asker))
             async with asyncio.timeout(self.config.startup_timeout):
                 await client.__aenter__()
         except BaseException as exc:
@@ -354,13 +357,14 @@ class ServerConnection:
     # -- calling ---------------------------------------------------------------
 
     async def call(self, tool: str, arguments: dict[str, Any], key: str, timeout: float | None = None,
-                   progress: Any = None) -> Any:
+                   progress: Any = None, elicit: Elicit | None = None) -> Any:
         """One ``tools/call`` with the idempotency key in ``_meta``. A transport
         death or a timeout raises ``TransportLost`` (the caller decides what
         that means: for a side effect, an unknown outcome). A server that died
         earlier is restarted once first. ``progress`` (the SDK's async
         ``(progress, total, message)`` callback) sends a progress token with
-        the call and hears the server's reports."""
+        the call and hears the server's reports; ``elicit`` answers its
+        requests for the person meanwhile."""
         from mcp.shared.exceptions import MCPError
         from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR, PARSE_ERROR
         from pydantic import ValidationError
@@ -376,7 +380,9 @@ class ServerConnection:
         limit = timeout if timeout is not None else self.config.tool_timeout
         try:
             async with asyncio.timeout(limit):
-                return await client.call_tool(tool, arguments, meta={IDEMPOTENCY_META: key}, progress_callback=progress)
+                with self.asker.during(elicit):
+                    return await client.call_tool(tool, arguments, meta={IDEMPOTENCY_META: key},
+                                                  progress_callback=progress)
         except TimeoutError:
             raise TransportLost(f"no answer within {limit:g} s (tool_timeout)") from None
         except MCPError as exc:

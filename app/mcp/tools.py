@@ -51,7 +51,8 @@ def mcp_tool(server: ServerConnection, listed: ListedTool) -> Tool:
         from mcp.shared.exceptions import MCPError
 
         try:
-            result = await server.call(listed.name, arguments, ctx.idempotency_key, progress=_progress(ctx))
+            result = await server.call(listed.name, arguments, ctx.idempotency_key, progress=_progress(ctx),
+                                       elicit=ctx.elicit)
         except TransportLost as exc:
             if listed.read_only:
                 raise ToolError(str(exc)) from None
