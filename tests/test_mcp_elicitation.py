@@ -54,6 +54,7 @@ def test_answers_outside_the_constraints_are_refused_by_field() -> None:
     values, problems = answer_values(fields, {"name": "A", "age": "200", "pet": "fish", "tags": ["a", "b"]})
     assert problems == {"name": "at least 2 characters", "age": "at most 150", "pet": "choose from the list",
                         "tags": "choose at most 1"} and values == {}
+    assert answer_values(fields, {"name": "Ada", "pet": ["cat", "dog"]})[1] == {"pet": "choose one"}
     values, problems = answer_values(fields, {"name": "Ada", "age": "36", "ok": True, "pet": "cat", "tags": ["a"]})
     assert problems == {} and values == {"name": "Ada", "age": 36, "ok": True, "pet": "cat", "tags": ["a"]}
 
@@ -118,6 +119,15 @@ async def test_the_elicitation_card_takes_the_answer_in_band_and_the_model_reads
             assert "ev asked: Please provide inputs" in asked and "name = Ada Lovelace" in asked
             assert not app.screen.query(ElicitationForm)
         assert "- Name: Ada Lovelace" in json.dumps(server.requests[1]["body"])
+    # the transcript keeps what was asked and what was answered
+    from app.cli.common import open_store
+
+    tree = open_store().load(app.session.conversation)
+    assert tree is not None
+    calls = [b for item in tree.items for b in getattr(item, "blocks", []) if isinstance(b, ToolCallBlock)]
+    (kept,) = calls[0].elicitations
+    assert kept.state == "accept" and kept.answer is not None and kept.answer["name"] == "Ada Lovelace"
+    assert kept.message == "Please provide inputs for the following fields:"
 
 
 def test_ask_declines_a_request_for_input_and_says_so(home: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -113,7 +113,7 @@ class ElicitationForm(Vertical, can_focus=True):
                 out[spec.name] = control.value
             elif isinstance(control, SelectionList):
                 chosen = list(control.selected)
-                out[spec.name] = chosen if spec.kind == "choices" else (chosen[0] if chosen else "")
+                out[spec.name] = chosen if spec.kind == "choices" or len(chosen) > 1 else (chosen[0] if chosen else "")
             else:
                 out[spec.name] = control.value
         return out

@@ -168,6 +168,8 @@ def _one(spec: FormField, text: Any) -> tuple[Any, str | None]:
         if spec.max_length is not None and len(chosen) > spec.max_length:
             return None, f"choose at most {spec.max_length}"
         return chosen, None
+    if spec.kind == "choice" and isinstance(text, list):  # a list lets the person pick several: one is asked for
+        return None, "choose one"
     value = str(text)
     if spec.kind == "choice":
         return (value, None) if value in {v for v, _ in spec.options} else (None, "choose from the list")
