@@ -75,6 +75,8 @@ CALLS: dict[str, tuple[dict[str, Any], str]] = {
     "trigger-elicitation-request": ({}, "- Name: Ada Lovelace"),
     "trigger-url-elicitation": ({"url": "https://example.invalid/consent", "elicitationId": "e-1"},
                                 "declined to open the URL"),
+    # offered because callstream declares roots: the working directory by default
+    "get-roots-list": ({}, Path.cwd().resolve().as_uri()),
 }
 #: What the person answers each request for input with (the form's fields as typed).
 ANSWERS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -82,8 +84,8 @@ ANSWERS: dict[str, tuple[str, dict[str, Any]]] = {
                                                "untitledSingleSelectEnum": "Joey"}),
     "trigger-url-elicitation": ("decline", {}),
 }
-#: Tools it offers only to a client that declares sampling or roots (callstream declares neither yet).
-CONDITIONAL = ("get-roots-list", "trigger-sampling-request")
+#: Tools it offers only to a client that declares sampling (callstream does not yet).
+CONDITIONAL = ("trigger-sampling-request",)
 
 
 def answering(session: ChatSession) -> None:
@@ -171,10 +173,11 @@ async def test_everything_over_stdio_every_offered_tool_runs_through_the_chat_lo
         # the long-running call's card showed its progress as the server reported it
         assert progress[:2] == ["1/2 (50%)", "2/2 (100%)"], progress
         # its log messages reach its log and the /mcp panel's lines
-        await wait_until(lambda: status.messages, "a log message from the server")
-        line = status.messages[0]
-        assert re.match(r"\[(debug|info|notice|warning|error|critical|alert|emergency)\] \w+[ -]level[ -]message",
-                        line, re.IGNORECASE), line  # its words, one of which the server misspells
+        simulated = re.compile(r"\[(debug|info|notice|warning|error|critical|alert|emergency)\] \w+[ -]level[ -]"
+                               r"message", re.IGNORECASE)  # its words, one of which the server misspells
+        await wait_until(lambda: any(simulated.match(line) for line in status.messages),
+                         "a simulated log message from the server", seen=lambda: list(status.messages))
+        assert "[info] everything-server: Roots updated: 1 root(s) received from client" in status.messages
         log = (tmp_path / "logs" / "ev.log").read_text()
         assert "[callstream: log message]" in log
     finally:
@@ -295,13 +298,26 @@ async def test_the_client_says_it_is_callstream_and_declares_only_what_it_implem
         await registry.aclose()
     assert seen["info"]["name"] == "callstream" and seen["info"]["version"] == __version__
     declared = {k for k, v in (seen["capabilities"] or {}).items() if v is not None}
-    assert declared == {"elicitation"}, seen["capabilities"]  # what callstream implements; no sampling, roots, tasks
+    assert declared == {"elicitation", "roots"}, seen["capabilities"]  # what callstream implements: no sampling, tasks
     assert set(seen["capabilities"]["elicitation"]) == {"form", "url"}
 
 
 def test_a_log_level_outside_the_specification_is_refused() -> None:
     with pytest.raises(MCPConfigError, match="log_level must be one of debug, info"):
         parse_servers({"x": {"command": "x", "log_level": "loud"}}, "test")
+
+
+def test_roots_that_are_not_a_list_of_paths_are_refused() -> None:
+    with pytest.raises(MCPConfigError, match="roots"):
+        parse_servers({"x": {"command": "x", "roots": "/tmp"}}, "test")
+
+
+async def test_configured_roots_are_listed_as_file_uris(tmp_path: Path) -> None:
+    from app.mcp.roots import Roots
+
+    listed = await Roots([str(tmp_path), "${HERE}/sub"], {"HERE": str(tmp_path)})(None)
+    assert [str(r.uri) for r in listed.roots] == [tmp_path.as_uri(), (tmp_path / "sub").as_uri()]
+    assert (await Roots(None)(None)).roots[0].uri.path == str(Path.cwd().resolve())
 
 
 def test_instructions_that_are_not_true_or_false_are_refused() -> None:

@@ -2,8 +2,8 @@
 
 ``clientInfo`` names callstream and its version (the SDK's default would say
 ``mcp 0.1.0``). The capabilities the SDK declares follow the callbacks it is
-handed: elicitation (form and URL: ``elicitation.Asker``), and none for
-sampling or roots until callstream implements them, so a server never sends a
+handed: elicitation (form and URL: ``elicitation.Asker``) and roots
+(``roots.Roots``), and none for sampling until callstream implements it, so a server never sends a
 request we would only refuse. What callstream
 does handle without a capability — progress (a token on every call), log
 messages, list changes — needs none declared.
@@ -18,8 +18,8 @@ from __future__ import annotations
 from typing import Any
 
 from .. import __version__
-from .elicitation import Asker
 from .notifications import ServerMessages
+from .roots import Roots
 
 __all__ = ["CLIENT_NAME", "client_info", "client_options", "unsupported", "TASKS_REQUIRED"]
 
@@ -37,19 +37,18 @@ def client_info() -> Any:
     return Implementation(name=CLIENT_NAME, title="callstream", version=__version__)
 
 
-def client_options(messages: ServerMessages | None = None, asker: Asker | None = None) -> dict[str, Any]:
-    """The SDK ``Client``'s keyword arguments that say who we are and what we
-    handle (each callback passed declares its capability; none is passed for
-    what callstream does not implement). ``messages`` takes the server's log
-    messages; on a 2026-07-28 connection its level is the opt-in the SDK
-    stamps on each request (an earlier era sends them unasked)."""
-    options: dict[str, Any] = {"client_info": client_info()}
-    if asker is not None:  # declares elicitation, form and URL modes
-        options["elicitation_callback"] = asker
-    if messages is not None:
-        options["logging_callback"] = messages
-        if messages.level != "off":
-            options["log_level"] = messages.level
+def client_options(server: Any) -> dict[str, Any]:
+    """The SDK ``Client``'s keyword arguments for ``server`` (a ``ServerConnection``): who we are,
+    and a callback for each thing callstream handles — which declares that capability, and only
+    that: its log messages (``messages``; on a 2026-07-28 connection its level is the opt-in the
+    SDK stamps on each request, an earlier era sends them unasked), its requests for the person
+    (``asker``: elicitation, form and URL), and the roots it is told of (``roots.Roots``)."""
+    messages: ServerMessages = server.messages
+    options: dict[str, Any] = {"client_info": client_info(), "logging_callback": messages,
+                               "elicitation_callback": server.asker,
+                               "list_roots_callback": Roots(server.config.roots, server.environ)}
+    if messages.level != "off":
+        options["log_level"] = messages.level
     return options
 
 

@@ -222,7 +222,7 @@ class ServerConnection:
             except MCPConfigError as exc:
                 raise _StartFailed(str(exc)) from None
             # no read timeout of the SDK's: a call's own is ours (a server's error -32001 is the server's)
-            client = Client(target, message_handler=self._on_message, **client_options(self.messages, self.asker))
+            client = Client(target, message_handler=self._on_message, **client_options(self))
             async with asyncio.timeout(self.config.startup_timeout):
                 await client.__aenter__()
         except BaseException as exc:

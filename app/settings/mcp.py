@@ -14,6 +14,7 @@ Example::
     approval = "ask"                # "never" | "ask" | "always-ask" (absent: from the tool's annotations)
     log_level = "info"              # its log messages at and above this reach its log and /mcp ("off": none)
     instructions = true             # offer its instructions to the model
+    roots = ["${REPO:-.}"]          # the directories it is told of (absent: the working directory)
 
     [mcp.git.tool.git_commit]
     display = [["message", "Message"]]     # what a card may show; everything else stays hidden
@@ -77,6 +78,8 @@ class MCPServerConfig:
     log_level: str = "info"
     #: Whether the server's ``instructions`` are offered to the model.
     instructions: bool = True
+    #: The directories it is told of (``roots/list``); None: the working directory.
+    roots: list[str] | None = None
 
     def allows(self, tool: str) -> bool:
         return (self.tools is None or tool in self.tools) and tool not in self.disabled_tools
@@ -228,7 +231,7 @@ _KNOWN = frozenset({"command", "args", "env", "cwd", "url", "headers", "transpor
 #: What a server's own notices may carry (issue 26): ``log_level`` (its ``notifications/message``
 #: lines at and above it reach its log and the /mcp panel; "off" keeps none) and ``instructions``
 #: (whether its ``instructions`` are offered to the model).
-_KNOWN = _KNOWN | {"log_level", "instructions"}
+_KNOWN = _KNOWN | {"log_level", "instructions", "roots"}
 #: The specification's log levels (RFC 5424), least severe first, and "off".
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency", "off")
 
@@ -279,6 +282,8 @@ def parse_server(name: str, table: Any, where: str) -> MCPServerConfig:
     server.log_level = table.get("log_level", server.log_level)
     if server.log_level not in LOG_LEVELS:
         raise MCPConfigError(f"{where}.log_level must be one of {', '.join(LOG_LEVELS)}")
+    if "roots" in table:
+        server.roots = _strings(table["roots"], f"{where}.roots")
     server.instructions = table.get("instructions", server.instructions)
     if not isinstance(server.instructions, bool):
         raise MCPConfigError(f"{where}.instructions must be true or false")
