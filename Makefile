@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup run test test-all fuzz bench bench-tui bench-warming bench-mcp bench-memory bench-attach bench-ledger bench-limits bench-search bench-startup bench-many-calls bench-long bench-compare typecheck lint contracts clean peers-mcp peers-litellm peers-startup peers
+.PHONY: setup run test test-all fuzz bench bench-tui bench-warming bench-mcp bench-memory bench-attach bench-ledger bench-limits bench-search bench-startup bench-many-calls bench-long bench-compare typecheck lint contracts clean peers-mcp peers-litellm peers-startup peers peers-everything
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -47,8 +47,16 @@ peers/writers/node_modules/.stamp: peers/writers/package.json peers/writers/pack
 
 peers-writers: $(foreach v,$(LLM_WRITERS),$(PEERS)/llm-$(v)/.stamp) peers/writers/node_modules/.stamp
 
+# The MCP reference server (npm @modelcontextprotocol/server-everything, exact pins in
+# peers/everything/package-lock.json) for tests/test_mcp_everything.py, which skips without it.
+peers/everything/node_modules/.stamp: peers/everything/package.json peers/everything/package-lock.json
+	cd peers/everything && npm ci --no-audit --no-fund
+	touch $@
+
+peers-everything: peers/everything/node_modules/.stamp
+
 # every peer
-peers: peers-mcp peers-litellm peers-startup peers-writers
+peers: peers-mcp peers-litellm peers-startup peers-writers peers-everything
 
 run: setup
 	$(BIN)/callstream

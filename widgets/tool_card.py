@@ -25,10 +25,11 @@ from textual.widgets import Collapsible, Static
 
 from app.stream import PENDING_APPROVAL, ToolCallBlock
 from app.stream.inert import inert
-from app.stream.limits import loads
+from app.stream.limits import loads, one_line
 from app.stream.preview import FormingPreview, result_line, shown_result, visible_fields
 
 from .approval_prompt import ApprovalPrompt
+from .elicitation_form import ElicitationForm
 from .in_place import update_in_place
 
 __all__ = ["ToolCard", "BADGES", "Hanging"]
@@ -127,6 +128,9 @@ class ToolCard(Vertical):
         self._other_branch = Static(classes="card-other-branch")
         self._details: Collapsible | None = None
         self.approval: ApprovalPrompt | None = None
+        #: The form of the server's request for the person, while one waits (``ElicitationForm``).
+        self.asking: ElicitationForm | None = None
+        self._asked = Static(classes="card-asked")
         #: False for a tool configured "always-ask": the keys offer no "always".
         self.offer_always = True
         self._scheduled = False
@@ -145,6 +149,7 @@ class ToolCard(Vertical):
         yield self._head
         yield self._fields
         yield self._other_branch
+        yield self._asked
         yield self._result
         if self._stored and self.block.state in _DETAILED:  # a stored card's details: in the same mount
             self._details = self._details_widget()
@@ -214,7 +219,11 @@ class ToolCard(Vertical):
         other_branch = self._other_branch_content()
         update_in_place(self._other_branch, other_branch)
         self._other_branch.display = bool(other_branch.plain)
+        asked = self._asked_content()
+        self._asked.update(asked)
+        self._asked.display = bool(asked.plain)
         self._update_approval()
+        self._update_asking()
         self._update_details()
 
     def _update_approval(self) -> None:
@@ -229,6 +238,35 @@ class ToolCard(Vertical):
         elif not waiting and self.approval is not None:
             self.approval.remove()
             self.approval = None
+
+    def _update_asking(self) -> None:
+        """The form while the server's request for the person waits (the card only shows it)."""
+        if not self._ready:
+            return
+        latest = self.block.elicitations[-1] if self.block.elicitations else None
+        waiting = latest is not None and latest.state == "asked" and self.block.state == "running"
+        if waiting and self.asking is None and self.block.key is not None:
+            assert latest is not None
+            self.asking = ElicitationForm(self.block.key, latest)
+            self.mount(self.asking, after=self._asked)
+        elif not waiting and self.asking is not None:
+            self.asking.remove()
+            self.asking = None
+
+    def _asked_content(self) -> Content:
+        """Each request for the person once answered: what was asked, and the (redacted) answer."""
+        lines = []
+        for asked in self.block.elicitations:
+            if asked.state == "asked":
+                continue
+            answer = _ANSWERED.get(asked.state, asked.state)
+            if asked.answer:
+                answer += ": " + ", ".join(f"{k} = {v}" for k, v in asked.answer.items())
+            elif asked.reason:
+                answer += f" ({asked.reason})"
+            what = asked.url if asked.mode == "url" else asked.message
+            lines.append(f"✎ {asked.server} asked: {one_line(what or '', 120)} → {one_line(answer, 300)}")
+        return Content(inert("\n".join(lines)))
 
     # -- rendering -----------------------------------------------------------
 
@@ -276,6 +314,8 @@ class ToolCard(Vertical):
             return Content(inert(_plain_error(text)))
         if state == "preparing" and self.preview.broken:
             return Content("the arguments are not valid JSON so far")
+        if state == "running" and block.progress:  # made inert where it was worded (stream.progress)
+            return Content("⋯ " + block.progress)
         return Content("")
 
     def _details_text(self) -> str:
@@ -327,6 +367,10 @@ _SIZE_SHOWN_FROM = 1024
 
 #: The states whose card has a folded "Full result" or "Details" below its lines.
 _DETAILED = ("ran", "failed", "unknown", "rejected", "not run", "denied")
+
+
+#: How an answered request for the person reads on the card.
+_ANSWERED = {"accept": "answered", "decline": "declined", "cancel": "cancelled"}
 
 
 def _size(characters: int) -> str:

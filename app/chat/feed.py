@@ -120,6 +120,12 @@ class TurnFeed:
         if call.state in ("ran", "failed", "unknown", "rejected", "not run") and update.state in ("waiting",
                                                                                                  "running"):
             return
+        if update.progress is not None or update.elicitation is not None:  # news of the running call
+            call.progress = update.progress or call.progress
+            if update.elicitation is not None and update.elicitation not in call.elicitations:
+                call.elicitations.append(update.elicitation)
+            self.emit(CallState(record.index, index, call.state))
+            return
         call.state = update.state  # type: ignore[assignment]
         call.timings[update.state] = update.at
         if update.result is not None:

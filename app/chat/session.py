@@ -1,15 +1,12 @@
 """The conversation loop (DESIGN.md steps 1–9), UI-neutral.
 
-``ChatSession.send(text)`` runs rounds — request, stream, assemble, dispatch,
-append tool results, next request — until the model stops, a stated failure,
-a cancel, or the round limit. Listeners get ``ChatEvent``s as it goes.
+``ChatSession.send(text)`` runs rounds — request, stream, assemble, dispatch, append tool results, next
+request — until the model stops, a stated failure, a cancel, or the round limit. Listeners get ``ChatEvent``s.
 
-A round (one model response) is a *turn* with an index that never changes
-across its attempts: a retry re-issues the same turn index, so the ledger
-recognises any call that already ran. A retried attempt's blocks replace the
-failed attempt's. A turn that ends in a stated failure goes into the history
-as its prose plus a one-line note — with the calls that really ran and their
-real results, and nothing for the calls that did not.
+A round (one model response) is a *turn* with an index that never changes across its attempts: a retry
+re-issues the same turn index, so the ledger recognises any call that already ran. A retried attempt's blocks
+replace the failed attempt's. A turn that ends in a stated failure goes into the history as its prose plus a
+one-line note — with the calls that really ran and their real results, and nothing for the calls that did not.
 """
 
 from __future__ import annotations
@@ -36,6 +33,7 @@ from ..stream.usage import total
 from ..tools.approvals import Approvals
 from ..tools.dispatcher import MAX_CALLS_PER_TURN, MAX_CONCURRENT_TOOLS, Dispatcher, over_cap
 from ..tools.registry import Registry
+from .asking import Asking
 from .attaching import Attachment, ready_for, with_tool_images
 from .events import (
     AttemptFailed,
@@ -51,7 +49,8 @@ from .events import (
 from .feed import TurnFeed
 from .forming import FormingWatch
 from .place import EntryBook
-from .turns import LiveTurn, answered_note, ending_note, failure_words, retry_delay, retryable, stop_unfinished
+from .turns import (LiveTurn, answered_note, ending_note, failure_words, retry_delay, retryable, stop_unfinished,
+                    system_prompt)
 
 if TYPE_CHECKING:
     from ..store import StoredTree
@@ -97,6 +96,7 @@ class ChatSession:
         self.timeouts = timeouts or Timeouts()
         self.backoff = backoff
         self.offer_tools = offer_tools
+        self.asking = Asking()  # a running tool's requests for the person (``ask`` swaps in one that declines)
         self.system = system
         self.recorder = recorder
         self.clock = clock
@@ -334,9 +334,10 @@ class ChatSession:
                                            branch=self.branch, lineage=self.lineage())
         self._dispatcher = dispatcher
         dispatcher.approvals, dispatcher.path = self.approvals, (self.key_conversation, frozenset(self.path_turns))
+        dispatcher.elicitor = self.asking.ask
         build = REQUEST_BUILDERS[self.endpoint.dialect]
         with_tool_images(self.history)  # an MCP image goes to the model as an image
-        path, body = build(self.endpoint.model, self.history, tools, self.system)
+        path, body = build(self.endpoint.model, self.history, tools, system_prompt(self.system, self.registry, tools))
         if not self.request_usage:
             for name in USAGE_REQUESTS.get(self.endpoint.dialect, {}):
                 body.pop(name, None)

@@ -11,11 +11,13 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..mcp.instructions import with_instructions
 from ..rules.told import approval_note, cause_words, interruption_note
 from ..stream import Block, ToolCallBlock, Turn
 from ..stream.usage import Usage
 
-__all__ = ["LiveTurn", "retryable", "retry_delay", "failure_words", "stop_unfinished", "ending_note", "answered_note"]
+__all__ = ["LiveTurn", "retryable", "retry_delay", "failure_words", "stop_unfinished", "ending_note", "answered_note",
+           "system_prompt"]
 
 
 @dataclass(slots=True)
@@ -125,3 +127,9 @@ def stop_unfinished(blocks: list[Block], capped: str) -> tuple[list[int], list[s
         if call.state == "not run" and call.not_run != capped:
             unfinished.append(call.name or "a call")
     return stopped, unfinished
+
+
+def system_prompt(system: str | None, registry: Any, tools: list[Any]) -> str | None:
+    """A turn's system prompt: the session's, then the instructions of each
+    MCP server whose tools the turn offers (``mcp.instructions``)."""
+    return with_instructions(system, registry, [spec.name for spec in tools])

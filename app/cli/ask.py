@@ -172,6 +172,7 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
     import asyncio
     import time
 
+    from ..chat.asking import Declining
     from ..chat.compaction import CompactionRefused
     from ..runtime.wiring import open_runtime
     from ..settings.checks import ConfigError
@@ -187,6 +188,7 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
         runtime.close()
         raise
     endpoint, prices = runtime.endpoint, runtime.prices
+    session.asking = declining = Declining()  # ask never prompts: a server's request for the person is declined
     if max_cost is not None:
         from ..chat.budget import Budget, unpriced
 
@@ -243,11 +245,13 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
         out.write("\n")
     elif done.message:
         print(inert(f"  ! {done.message}"), file=err)
+    for asked in declining.declined:  # said even with --json: the answer the server got was not the person's
+        print(inert(f"  ! the {asked.server} server asked for input ({asked.message}); {asked.reason}"), file=err)
     if verbose and session.turns:
         print(inert(cost_line(session.turns, seconds, prices)), file=err)
     if stopped_by_signal:
         return 130  # Ctrl-C, by convention 128 + SIGINT, once the turn is saved as cancelled
-    return 0 if done.status == "done" else 1
+    return 0 if done.status == "done" and not declining.declined else 1
 
 
 def run_ask(prompt: str, provider: str | None = None, model: str | None = None, base_url: str | None = None,

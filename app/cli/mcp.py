@@ -85,7 +85,7 @@ def _list(hub: Any, as_json: bool) -> int:
             for tool in status.tools:
                 kind = "read-only" if tool.read_only else "side effect"
                 about = tool.description.splitlines()[0] if tool.description.strip() else ""
-                refused = status.refused.get(tool.name)
+                refused = status.refused.get(tool.name) or tool.unsupported
                 print(inert(f"  {tool_name(status.name, tool.name)}  ({kind})  "
                             + (f"{tool.name!r} {refused}" if refused else about)))
                 if tool.note and not refused:
@@ -105,7 +105,7 @@ def _doctor(hub: Any) -> int:
             continue
         for tool in status.tools:
             name = tool_name(status.name, tool.name)
-            refused = status.refused.get(tool.name)
+            refused = status.refused.get(tool.name) or tool.unsupported
             if refused:
                 print(inert(f"{status.name} · {tool.name} ({name}): {refused}"))
                 bad += 1

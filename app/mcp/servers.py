@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +28,10 @@ from ..stream.dialects.schemas import inline_problem
 from ..stream.limits import DEFAULT_LIMITS
 from ..stream.redact import redact, register_secret
 from ..tools.base import NotSent
+from .capabilities import client_options, unsupported
+from .elicitation import Asker, Elicit
 from .logs import ServerLog, quiet_sdk
+from .notifications import ServerMessages
 from .wire import UNREADABLE
 
 __all__ = ["ServerConnection", "ServerStatus", "MCPHub", "TransportLost", "ListedTool", "MAX_TOOLS", "IDEMPOTENCY_META"]
@@ -58,6 +62,8 @@ class ListedTool:
     title: str | None = None
     #: What is wrong with its schema that it is offered anyway (``$ref``s too many to inline for Gemini).
     note: str | None = None
+    #: Why it is listed but never offered (``capabilities.unsupported``: it requires tasks).
+    unsupported: str | None = None
 
 
 @dataclass(slots=True)
@@ -75,11 +81,15 @@ class ServerStatus:
     log: Path | None = None
     protocol: str | None = None
     restarts: int = 0
+    #: Its latest log messages, as lines (``notifications.ServerMessages``).
+    messages: deque[str] = field(default_factory=deque)
 
     def line(self) -> str:
         if self.state == "ready":
             extra = f"; {len(self.dropped)} not advertised (over the cap of {MAX_TOOLS})" if self.dropped else ""
             extra += f"; {len(self.refused)} refused (a name already taken)" if self.refused else ""
+            unsupported = sum(1 for t in self.tools if t.unsupported)
+            extra += f"; {unsupported} not offered (callstream cannot call them as they require)" if unsupported else ""
             extra += f"; {self.reason}" if self.reason else ""
             return f"{self.name}: {len(self.tools)} tools in {self.ready_ms:.0f} ms ({self.protocol}){extra}"
         if self.state == "failed":
@@ -92,7 +102,8 @@ class ServerStatus:
                 "tools": [t.name for t in self.tools], "dropped": list(self.dropped), "refused": dict(self.refused),
                 "ready_ms": self.ready_ms,
                 "reason": self.reason, "log": str(self.log) if self.log else None, "protocol": self.protocol,
-                "restarts": self.restarts}
+                "restarts": self.restarts,
+                "unsupported": {t.name: t.unsupported for t in self.tools if t.unsupported}}
 
 
 def _reason(exc: BaseException) -> str:
@@ -132,6 +143,12 @@ class ServerConnection:
         self.log = ServerLog(log_dir / f"{config.name}.log") if log_dir is not None and config.command else None
         quiet_sdk(log_dir)
         self.status.log = self.log.path if self.log else None
+        #: Its log messages (``notifications/message``): the log file and the /mcp panel.
+        self.messages = ServerMessages(config.log_level,
+                                       log_dir / f"{config.name}.log" if log_dir is not None else None)
+        self.status.messages = self.messages.lines
+        #: Its requests for the person (``elicitation/create``), to the call in flight.
+        self.asker = Asker(config.name)
         self.client: Any = None
         self._task: asyncio.Task[None] | None = None
         self._settled = asyncio.Event()
@@ -205,7 +222,7 @@ class ServerConnection:
             except MCPConfigError as exc:
                 raise _StartFailed(str(exc)) from None
             # no read timeout of the SDK's: a call's own is ours (a server's error -32001 is the server's)
-            client = Client(target, message_handler=self._on_message)
+            client = Client(target, message_handler=self._on_message, **client_options(self))
             async with asyncio.timeout(self.config.startup_timeout):
                 await client.__aenter__()
         except BaseException as exc:
@@ -328,7 +345,8 @@ class ServerConnection:
                     tool.name, tool.description or "", schema,
                     read_only=bool(hints and hints.read_only_hint),
                     destructive=not (hints and hints.destructive_hint is False),
-                    title=tool.title or (hints.title if hints else None), note=inline_problem(schema)))
+                    title=tool.title or (hints.title if hints else None), note=inline_problem(schema),
+                    unsupported=unsupported(tool)))
             cursor = page.next_cursor
             if not cursor:
                 break
@@ -338,11 +356,15 @@ class ServerConnection:
 
     # -- calling ---------------------------------------------------------------
 
-    async def call(self, tool: str, arguments: dict[str, Any], key: str, timeout: float | None = None) -> Any:
+    async def call(self, tool: str, arguments: dict[str, Any], key: str, timeout: float | None = None,
+                   progress: Any = None, elicit: Elicit | None = None) -> Any:
         """One ``tools/call`` with the idempotency key in ``_meta``. A transport
         death or a timeout raises ``TransportLost`` (the caller decides what
         that means: for a side effect, an unknown outcome). A server that died
-        earlier is restarted once first."""
+        earlier is restarted once first. ``progress`` (the SDK's async
+        ``(progress, total, message)`` callback) sends a progress token with
+        the call and hears the server's reports; ``elicit`` answers its
+        requests for the person meanwhile."""
         from mcp.shared.exceptions import MCPError
         from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR, PARSE_ERROR
         from pydantic import ValidationError
@@ -358,7 +380,9 @@ class ServerConnection:
         limit = timeout if timeout is not None else self.config.tool_timeout
         try:
             async with asyncio.timeout(limit):
-                return await client.call_tool(tool, arguments, meta={IDEMPOTENCY_META: key})
+                with self.asker.during(elicit):
+                    return await client.call_tool(tool, arguments, meta={IDEMPOTENCY_META: key},
+                                                  progress_callback=progress)
         except TimeoutError:
             raise TransportLost(f"no answer within {limit:g} s (tool_timeout)") from None
         except MCPError as exc:

@@ -51,7 +51,8 @@ def mcp_tool(server: ServerConnection, listed: ListedTool) -> Tool:
         from mcp.shared.exceptions import MCPError
 
         try:
-            result = await server.call(listed.name, arguments, ctx.idempotency_key)
+            result = await server.call(listed.name, arguments, ctx.idempotency_key, progress=_progress(ctx),
+                                       elicit=ctx.elicit)
         except TransportLost as exc:
             if listed.read_only:
                 raise ToolError(str(exc)) from None
@@ -81,6 +82,19 @@ def mcp_tool(server: ServerConnection, listed: ListedTool) -> Tool:
         origin=_origin(server),
         refresh=server.current,
     )
+
+
+def _progress(ctx: ToolContext) -> Callable[[float, float | None, str | None], Awaitable[None]] | None:
+    """The SDK's progress callback for one call (its presence sends a
+    progress token): each report goes to whoever listens on ``ctx``."""
+    report = ctx.progress
+    if report is None:
+        return None
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        report(done, total, redact(message) if message else message)
+
+    return progress
 
 
 def _capped(text: str, result: Any, limit: int) -> str:
@@ -115,8 +129,10 @@ def _origin(server: ServerConnection) -> str:
 
 
 def server_tools(server: ServerConnection) -> list[Tool]:
-    """The tools of ``server`` it may offer (a name already taken is refused: ``status.refused``)."""
-    return [mcp_tool(server, listed) for listed in server.status.tools if listed.name not in server.status.refused]
+    """The tools of ``server`` it may offer (a name already taken is refused: ``status.refused``; one
+    callstream cannot call as it requires is not offered: ``ListedTool.unsupported``)."""
+    return [mcp_tool(server, listed) for listed in server.status.tools
+            if listed.name not in server.status.refused and listed.unsupported is None]
 
 
 def _named(server: ServerConnection) -> list[tuple[str, str, str]]:

@@ -12,6 +12,9 @@ Example::
     tools = ["git_status", "git_commit"]   # advertise only these (absent: all)
     disabled_tools = ["git_reset"]
     approval = "ask"                # "never" | "ask" | "always-ask" (absent: from the tool's annotations)
+    log_level = "info"              # its log messages at and above this reach its log and /mcp ("off": none)
+    instructions = true             # offer its instructions to the model
+    roots = ["${REPO:-.}"]          # the directories it is told of (absent: the working directory)
 
     [mcp.git.tool.git_commit]
     display = [["message", "Message"]]     # what a card may show; everything else stays hidden
@@ -36,7 +39,7 @@ from typing import Any
 from ..stream.limits import loads
 
 __all__ = ["MCPServerConfig", "ToolOptions", "parse_servers", "expand", "from_mcp_json", "APPROVAL_MODES",
-           "MCPConfigError", "named_secrets", "LiteralToken", "literal_tokens"]
+           "MCPConfigError", "named_secrets", "LiteralToken", "literal_tokens", "LOG_LEVELS"]
 
 APPROVAL_MODES = ("never", "ask", "always-ask")
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
@@ -71,6 +74,12 @@ class MCPServerConfig:
     disabled_tools: list[str] = field(default_factory=list)
     approval: str | None = None
     tool: dict[str, ToolOptions] = field(default_factory=dict)
+    #: The least severe ``notifications/message`` level kept (``LOG_LEVELS``).
+    log_level: str = "info"
+    #: Whether the server's ``instructions`` are offered to the model.
+    instructions: bool = True
+    #: The directories it is told of (``roots/list``); None: the working directory.
+    roots: list[str] | None = None
 
     def allows(self, tool: str) -> bool:
         return (self.tools is None or tool in self.tools) and tool not in self.disabled_tools
@@ -219,6 +228,13 @@ def parse_display(value: Any, where: str) -> list[tuple[str, str]]:
 _KNOWN = frozenset({"command", "args", "env", "cwd", "url", "headers", "transport", "type", "enabled",
                     "startup_timeout", "tool_timeout", "tools", "disabled_tools", "approval", "tool"})
 
+#: What a server's own notices may carry (issue 26): ``log_level`` (its ``notifications/message``
+#: lines at and above it reach its log and the /mcp panel; "off" keeps none) and ``instructions``
+#: (whether its ``instructions`` are offered to the model).
+_KNOWN = _KNOWN | {"log_level", "instructions", "roots"}
+#: The specification's log levels (RFC 5424), least severe first, and "off".
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency", "off")
+
 
 def parse_server(name: str, table: Any, where: str) -> MCPServerConfig:
     if not _NAME.match(name):
@@ -263,6 +279,14 @@ def parse_server(name: str, table: Any, where: str) -> MCPServerConfig:
         server.tools = _strings(table["tools"], f"{where}.tools")
     server.disabled_tools = _strings(table.get("disabled_tools", []), f"{where}.disabled_tools")
     server.approval = _approval(table.get("approval"), f"{where}.approval")
+    server.log_level = table.get("log_level", server.log_level)
+    if server.log_level not in LOG_LEVELS:
+        raise MCPConfigError(f"{where}.log_level must be one of {', '.join(LOG_LEVELS)}")
+    if "roots" in table:
+        server.roots = _strings(table["roots"], f"{where}.roots")
+    server.instructions = table.get("instructions", server.instructions)
+    if not isinstance(server.instructions, bool):
+        raise MCPConfigError(f"{where}.instructions must be true or false")
     per_tool = table.get("tool", {})
     if not isinstance(per_tool, dict):
         raise MCPConfigError(f"{where}.tool must be a table of [{where}.tool.NAME] tables")

@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .elicitation import Elicitation
 from .pieces import append_piece
 from .strictjson import StrictJSONError, call_arguments
 from .usage import Usage
@@ -168,6 +169,11 @@ class ToolCallBlock:
     #: The result of the same side effect (tool and arguments) that already ran
     #: earlier on this conversation's path: the card says so, and it asks first.
     already_ran: str | None = None
+    #: The latest progress the tool reported while it ran (``progress_words``;
+    #: an MCP server's ``notifications/progress``): shown on the running card, never stored.
+    progress: str | None = None
+    #: What the tool's server asked the person while it ran (``elicitation/create``), in order.
+    elicitations: list[Elicitation] = field(default_factory=list)
     #: The live forming decode (a ``FormingPreview``), kept by the chat loop so
     #: the card reads the same one instead of decoding the buffer a second time.
     preview: Any = None
@@ -239,6 +245,8 @@ class ToolCallBlock:
             out["already_ran"] = self.already_ran
         if self.key is not None:
             out["key"] = self.key
+        if self.elicitations:
+            out["elicitations"] = [e.to_dict() for e in self.elicitations]
         if self.announced_at is not None and (self.timings or self.ended_at is not None):
             out["timings"] = self.relative_timings()
         if self.provider_executed:
@@ -373,6 +381,8 @@ def block_from_record(record: dict[str, Any]) -> Block:
         key=_text(record.get("key")),
         other_branch=_text(record.get("other_branch")),
         already_ran=_text(record.get("already_ran")),
+        elicitations=[e for e in map(Elicitation.from_dict, record.get("elicitations") or []) if e is not None]
+        if isinstance(record.get("elicitations"), list) else [],
         timings={str(k): t for k, v in (timings.items() if isinstance(timings, dict) else ())
                  if (t := _time(v)) is not None},
     )

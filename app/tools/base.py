@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..stream.elicitation import Elicitation
 from ..stream.history import ToolSpec
 
 __all__ = ["Tool", "ToolContext", "ToolError", "OutcomeUnknown", "NotSent", "DisplayField"]
@@ -43,6 +44,13 @@ class ToolContext:
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     #: ``loop.time()`` after which the tool must stop.
     deadline: float | None = None
+    #: Where a tool reports progress while it runs (``stream.progress.progress_words``
+    #: makes the line): the dispatcher passes it on to the card. None: nobody listens.
+    progress: Callable[[float, float | None, str | None], None] | None = None
+    #: Where a tool's server asks the person something while it runs (MCP elicitation): it
+    #: sets the request's state and kept answer, and gives the values for the server (None
+    #: unless accepted). None: nobody can be asked, so the tool declines itself.
+    elicit: Callable[[Elicitation], Awaitable[dict[str, Any] | None]] | None = None
 
 
 Runner = Callable[[dict[str, Any], ToolContext], Awaitable[str]]

@@ -40,7 +40,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +48,8 @@ from ..ledger import Claim, Ledger, LedgerUnavailable, canonical_digest, idempot
 from ..ledger.branches import Lineage, ran_elsewhere, ran_on_path
 from ..rules.words import CANCELLED_UNKNOWN, UNKNOWN_ADVICE, UNKNOWN_OUTCOME
 from ..stream.blocks import not_run_words
+from ..stream.elicitation import Elicitation
+from ..stream.progress import progress_words
 from .approvals import Answer
 from .base import NotSent, OutcomeUnknown, Tool, ToolContext, ToolError
 from .registry import Registry
@@ -107,6 +109,16 @@ class CallUpdate:
     already_ran: str | None = None
     #: A line for the conversation about this call (an "always" answer the config could not keep).
     note: str | None = None
+    #: The tool's latest progress while it runs (``progress_words``), with state ``running``.
+    progress: str | None = None
+    #: A request of the tool's server for the person, asked or answered, with state ``running``.
+    elicitation: Elicitation | None = None
+
+
+async def nobody_to_ask(_key: str, asked: Elicitation) -> dict[str, Any] | None:
+    """A request for the person where none can answer (a replay, a test of the loop): declined."""
+    asked.state, asked.reason = "decline", asked.reason or "nobody here can answer it"
+    return None
 
 
 class Dispatcher:
@@ -145,6 +157,8 @@ class Dispatcher:
         #: Answers given before the call came (a reopened pending approval), by key.
         self.preapproved: dict[str, Answer] = {}
         self._answers: dict[str, asyncio.Future[Answer]] = {}
+        #: Who answers a running tool's request for the person (the session's); by default nobody: declined.
+        self.elicitor: Callable[[str, Elicitation], Awaitable[dict[str, Any] | None]] = nobody_to_ask
 
     def answer(self, key: str, answer: Answer) -> bool:
         """The user's answer to a call awaiting approval; False if none awaits under ``key``."""
@@ -310,7 +324,18 @@ class Dispatcher:
             # a side effect that already happened on another branch: stated on the card before it runs again
             self._emit(CallUpdate(ref, "waiting", key=key, other_branch=other_branch))
         loop = asyncio.get_running_loop()
-        ctx = ToolContext(idempotency_key=key, cancelled=self._cancel, deadline=loop.time() + tool.timeout)
+        def progress(done: float, total: float | None, message: str | None) -> None:
+            self._emit(CallUpdate(ref, "running", key=key, progress=progress_words(done, total, message)))
+
+        async def elicit(asked: Elicitation) -> dict[str, Any] | None:
+            self._emit(CallUpdate(ref, "running", key=key, elicitation=asked))
+            try:
+                return await self.elicitor(key, asked)
+            finally:
+                self._emit(CallUpdate(ref, "running", key=key, elicitation=asked))
+
+        ctx = ToolContext(idempotency_key=key, cancelled=self._cancel, deadline=loop.time() + tool.timeout,
+                          progress=progress, elicit=elicit)
         self._emit(CallUpdate(ref, "running", key=key))
         self.runs += 1
         try:

@@ -25,6 +25,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, TextArea
 
 from widgets.approval_prompt import ApprovalPrompt
+from widgets.elicitation_form import ElicitationForm
 from widgets.note import NoteBlock
 from widgets.prompt_input import PromptInput
 from widgets.status_line import StatusLine
@@ -383,6 +384,11 @@ class ChatScreen(Screen[None]):
     @on(ApprovalPrompt.Answered)
     def _answered(self, message: ApprovalPrompt.Answered) -> None:
         self.approvals.answered(message)
+
+    @on(ElicitationForm.Answered)
+    def _elicitation_answered(self, message: ElicitationForm.Answered) -> None:
+        """The person's answer to a server's request: the session checks it (a refusal stays on the form)."""
+        message.form.show_problems(self.session.asking.answer(message.key, message.action, message.entered))
 
     def _run_exchange(self, work: Coroutine[Any, Any, None]) -> None:
         """``work`` as the one exchange running (a send, a retry, an answered stored approval)."""

@@ -17,6 +17,9 @@ from ..stream.inert import inert
 
 __all__ = ["McpScreen"]
 
+#: Log messages shown per server (the log file keeps them all).
+_SHOWN_MESSAGES = 8
+
 
 class McpScreen(Screen[None]):
     DEFAULT_CSS = """
@@ -41,11 +44,19 @@ class McpScreen(Screen[None]):
     def on_mount(self) -> None:
         if self.hub is not None:
             self.hub.listeners.append(self._changed)
+            for server in self.hub.servers:
+                server.messages.listeners.append(self._logged)
         self._render_servers()
 
     def on_unmount(self) -> None:
         if self.hub is not None and self._changed in self.hub.listeners:
             self.hub.listeners.remove(self._changed)
+        for server in self.hub.servers if self.hub is not None else []:
+            if self._logged in server.messages.listeners:
+                server.messages.listeners.remove(self._logged)
+
+    def _logged(self) -> None:
+        self.call_later(self._render_servers)
 
     def _changed(self, _server: Any) -> None:
         self.call_later(self._render_servers)
@@ -63,8 +74,13 @@ class McpScreen(Screen[None]):
             for tool in status.tools:
                 kind = "read-only" if tool.read_only else "side effect: asks first"
                 note = f"  ⚠ {tool.note}" if tool.note else ""
+                if tool.unsupported:
+                    kind, note = "not offered", f": {tool.unsupported}"
                 lines.append(f"    {tool_name(status.name, tool.name)}  ({kind}){note}")
             if status.dropped:
                 lines.append(f"    not advertised: {', '.join(status.dropped[:20])}"
                              + (" …" if len(status.dropped) > 20 else ""))
+            if status.messages:  # its latest log messages, at the level its config sets
+                lines.append(f"    log messages (latest {min(len(status.messages), _SHOWN_MESSAGES)}):")
+                lines.extend(f"      {line}" for line in list(status.messages)[-_SHOWN_MESSAGES:])
         self._body.update(Content(inert("\n".join(lines))))
