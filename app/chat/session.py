@@ -49,8 +49,16 @@ from .events import (
 from .feed import TurnFeed
 from .forming import FormingWatch
 from .place import EntryBook
-from .turns import (LiveTurn, answered_note, ending_note, failure_words, retry_delay, retryable, stop_unfinished,
-                    system_prompt)
+from .turns import (
+    LiveTurn,
+    answered_note,
+    ending_note,
+    failure_words,
+    retry_delay,
+    retryable,
+    stop_unfinished,
+    system_prompt,
+)
 
 if TYPE_CHECKING:
     from ..store import StoredTree
