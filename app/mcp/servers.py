@@ -139,6 +139,9 @@ class ServerConnection:
         self._broken = False
         self._lock = asyncio.Lock()
         self.on_change: Callable[[ServerConnection], None] | None = None
+        #: OAuth (app/mcp/auth.py): who signs in when the server asks (None: nobody; it fails saying so), the provider.
+        self.sign_in: Any = None
+        self.auth: Any = None
 
     # -- connecting ------------------------------------------------------------
 
@@ -169,6 +172,10 @@ class ServerConnection:
 
             return sse_client(url, headers=headers)
         http = bounded_http(headers, cfg.tool_timeout + 5, self.output_limit, self.http_statuses)
+        if not any(k.lower() == "authorization" for k in headers):  # a static token in headers is the config's choice
+            from .auth import auth_provider
+
+            self.auth = http.auth = auth_provider(cfg, self.sign_in, env)
         return streamable_http_client(url, http_client=http)
 
     def _on_stray(self, line: str) -> None:
