@@ -7,8 +7,9 @@ in ``MCP_CONFORMANCE_SCENARIO``, its credentials, if any, in
 ``MCP_CONFORMANCE_CONTEXT``). It writes a config file with one ``[mcp.conf]``
 entry pointing at the URL (and the credentials the scenario hands a client
 author: a pre-registered client, a client-credentials secret or key), then
-runs ``callstream mcp list``, ``callstream mcp login`` when the server needs
-sign-in, and ``callstream mcp call`` for each tool offered. The only thing
+runs ``callstream mcp list --login`` (which signs in when the server asks, as
+``mcp login`` does) and ``callstream mcp call --login`` for each tool offered
+(a step-up asks again). The only thing
 simulated is the person at the browser: ``BROWSER`` points at
 ``scripts/conformance_browser.py``, which fetches the authorization URL as a
 browser would (following the redirect to callstream's loopback listener).
@@ -69,18 +70,15 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f"$ callstream {' '.join(args)}  → {done.returncode}\n{done.stdout}{done.stderr}\n")
         return done
 
-    listed = run("mcp", "list", "--json")
+    listed = run("mcp", "list", "--json", "--login")  # signs in when the server asks (the browser is simulated)
     servers = _servers(listed.stdout)
-    if servers and servers[0].get("sign_in") == "needed":
-        run("mcp", "login", "conf")
-        listed = run("mcp", "list", "--json")
-        servers = _servers(listed.stdout)
     if not servers or servers[0].get("state") != "ready":
         return listed.returncode or 1
     status = 0
     for tool in servers[0].get("tools", []):
         name = tool["name"] if isinstance(tool, dict) else str(tool)
-        called = run("mcp", "call", "conf", name, json.dumps(ARGUMENTS.get(name, {})), "--approve", "--json")
+        called = run("mcp", "call", "conf", name, json.dumps(ARGUMENTS.get(name, {})), "--approve", "--login",
+                     "--json")
         status = status or called.returncode
     return status
 

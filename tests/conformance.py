@@ -57,14 +57,17 @@ class Outcome:
         return f"| {self.scenario} | {verdict} | {self.checks - len(self.failed)}/{self.checks} | {why} |"
 
 
-def run(scenario: str, timeout: float = 90.0) -> Outcome:
+def run(scenario: str, timeout: float = 200.0) -> Outcome:
     """One scenario: the suite starts its servers, runs the adapter, and judges."""
     with tempfile.TemporaryDirectory(prefix="conformance-") as out:
         command = f"{sys.executable} {ADAPTER}"
-        done = subprocess.run(
-            [str(NODE), "--require", str(PEER / "localhost.cjs"), str(SUITE), "client", "--command", command,
-             "--scenario", scenario, "--timeout", "60000", "-o", out],
-            cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False)
+        try:
+            done = subprocess.run(
+                [str(NODE), "--require", str(PEER / "localhost.cjs"), str(SUITE), "client", "--command", command,
+                 "--scenario", scenario, "--timeout", str(int((timeout - 30) * 1000)), "-o", out],
+                cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False)
+        except subprocess.TimeoutExpired:
+            return Outcome(scenario, False, 1, [f"no verdict within {timeout:g} s"])
         found = list(Path(out).glob("*/checks.json"))
         checks = json.loads(found[0].read_text()) if found else []
     judged = [c for c in checks if c.get("status") in ("SUCCESS", "FAILURE", "WARNING")]

@@ -26,6 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     verbs = mcp.add_subparsers(dest="verb", metavar="VERB", required=True)
     listing = verbs.add_parser("list", help="each server's state and tools")
     listing.add_argument("--json", action="store_true", help="print the servers as a JSON array")
+    listing.add_argument("--login", action="store_true",
+                         help="sign in (browser) to each server that asks for it, instead of failing")
     imported = verbs.add_parser("import", help="add the mcpServers of a JSON file to the config")
     imported.add_argument("file")
     verbs.add_parser("doctor", help="name the server, tool and field each provider would reject")
@@ -61,12 +63,12 @@ def run(args: argparse.Namespace) -> int:
             if args.verb == "login":
                 return asyncio.run(mcp_login.login(args.name, browser=not args.no_browser))
             return mcp_login.logout(args.name)
-        return asyncio.run(_started(args.verb, getattr(args, "json", False)))
+        return asyncio.run(_started(args.verb, getattr(args, "json", False), getattr(args, "login", False)))
     except ConfigError as exc:
         return fail(str(exc))
 
 
-async def _hub() -> Any:
+async def _hub(login: bool = False) -> Any:
     from ..files.paths import data_dir
     from ..mcp.tools import mark_refusals, open_hub
     from ..settings.config import load_config
@@ -74,15 +76,25 @@ async def _hub() -> Any:
 
     config = load_config()
     hub = open_hub(config.mcp, data_dir() / "mcp-logs", output_limit=config.limits.tool_output_bytes)
+    if login:  # someone is there: a server that asks gets a sign-in (its own loopback listener)
+        from ..mcp.auth import SignIn
+
+        for server in hub.servers:
+            if server.config.url is not None:
+                server.sign_in = SignIn()
+                await server.sign_in.open()
     hub.start()
     await hub.wait_settled()
+    for server in hub.servers:
+        if server.sign_in is not None:
+            await server.sign_in.loopback.close()
     # a tool whose name a command tool or an earlier server holds is refused, as a session would
     mark_refusals(hub.servers, Registry.default(data_dir(), config))
     return hub
 
 
-async def _started(verb: str, as_json: bool) -> int:
-    hub = await _hub()
+async def _started(verb: str, as_json: bool, login: bool = False) -> int:
+    hub = await _hub(login)
     try:
         if not hub.servers:
             print("No MCP servers are configured ([mcp.NAME] tables in the config file; callstream mcp import "
