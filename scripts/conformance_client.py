@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -54,9 +55,15 @@ def _config(url: str, context: dict[str, object]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    url = argv[-1]
-    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     home = Path(tempfile.mkdtemp(prefix="callstream-conformance-"))
+    try:
+        return _scenario(argv[-1], home)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _scenario(url: str, home: Path) -> int:
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     config = home / "config.toml"
     config.write_text(_config(url, context), encoding="utf-8")
     browser = f"{shlex.quote(sys.executable)} {shlex.quote(str(ROOT / 'scripts' / 'conformance_browser.py'))} %s"

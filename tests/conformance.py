@@ -68,7 +68,7 @@ def run(scenario: str, timeout: float = 200.0) -> Outcome:
                 cwd=ROOT, capture_output=True, text=True, timeout=timeout, check=False)
         except subprocess.TimeoutExpired:
             return Outcome(scenario, False, 1, [f"no verdict within {timeout:g} s"])
-        found = list(Path(out).glob("*/checks.json"))
+        found = list(Path(out).rglob("checks.json"))  # a scenario "auth/x" writes auth/x-TIME/checks.json
         checks = json.loads(found[0].read_text()) if found else []
     judged = [c for c in checks if c.get("status") in ("SUCCESS", "FAILURE", "WARNING")]
     failed = [f"{c.get('id')}: {c.get('status')}" for c in judged if c.get("status") != "SUCCESS"]
