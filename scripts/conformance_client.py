@@ -32,6 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 #: Arguments for the tools of the scenarios that call one.
 ARGUMENTS = {"add_numbers": {"a": 5, "b": 3}}
+#: The Client ID Metadata Document URL the suite's auth/basic-cimd scenario expects a client to be configured with.
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
 
 
 def _config(url: str, context: dict[str, object]) -> str:
@@ -48,6 +50,10 @@ def _config(url: str, context: dict[str, object]) -> str:
         auth = {"client_id": context["client_id"]}
         if "client_secret" in context:
             auth["client_secret"] = context["client_secret"]
+    if os.environ.get("MCP_CONFORMANCE_SCENARIO") == "auth/basic-cimd":
+        # the suite's authorization server accepts one Client ID Metadata Document, its own test URL;
+        # a client author sets client_metadata_url to the document they host
+        auth = {"client_metadata_url": CIMD_URL}
     if auth:
         lines.append("[mcp.conf.auth]")
         lines += [f"{key} = {json.dumps(value)}" for key, value in auth.items()]

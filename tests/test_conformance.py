@@ -17,7 +17,6 @@ from tests import conformance
 #: The scenarios callstream passes; the rest say why not.
 PASSING = frozenset(conformance.SCENARIOS) - {
     "elicitation-sep1034-client-defaults",  # no elicitation yet (issue 26)
-    "auth/basic-cimd",  # a Client ID Metadata Document needs an https URL we host (client_metadata_url)
     # its root metadata names issuer .../oauth; the SDK refuses metadata whose issuer is not the one it
     # fetched for (RFC 8414 §3.3, SEP-2468): a security check we keep
     "auth/2025-03-26-oauth-metadata-backcompat",
