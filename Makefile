@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup run test test-all fuzz bench bench-tui bench-warming bench-mcp bench-memory bench-attach bench-ledger bench-limits bench-search bench-startup bench-many-calls bench-long bench-compare typecheck lint contracts clean peers-mcp peers-litellm peers-startup peers peers-everything
+.PHONY: setup run test test-all fuzz bench bench-tui bench-warming bench-mcp bench-memory bench-attach bench-ledger bench-limits bench-search bench-startup bench-many-calls bench-long bench-compare typecheck lint contracts clean peers-mcp peers-litellm peers-startup peers peers-everything peers-conformance
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -55,8 +55,16 @@ peers/everything/node_modules/.stamp: peers/everything/package.json peers/everyt
 
 peers-everything: peers/everything/node_modules/.stamp
 
+# The official MCP conformance suite (client scenarios) and the node 22 it needs (npm's `node`
+# package), pinned in peers/conformance/package-lock.json, for tests/test_conformance.py.
+peers/conformance/node_modules/.stamp: peers/conformance/package.json peers/conformance/package-lock.json
+	cd peers/conformance && npm ci --no-audit --no-fund
+	touch $@
+
+peers-conformance: peers/conformance/node_modules/.stamp
+
 # every peer
-peers: peers-mcp peers-litellm peers-startup peers-writers peers-everything
+peers: peers-mcp peers-litellm peers-startup peers-writers peers-everything peers-conformance
 
 run: setup
 	$(BIN)/callstream

@@ -26,7 +26,6 @@ from ..net.stream import CancelledWithTurn, Recorder, RequestFailed, Timeouts, s
 from ..rules.told import answered_calls, call_ids, pending_names, told
 from ..rules.words import plural
 from ..stream import PENDING_APPROVAL, StreamParser, ToolCallBlock, Turn, dispatched
-from ..stream.dialects import REQUEST_BUILDERS, USAGE_REQUESTS
 from ..stream.history import Assistant, Entry, User
 from ..stream.limits import DEFAULT_LIMITS, Limits
 from ..stream.usage import total
@@ -34,7 +33,7 @@ from ..tools.approvals import Approvals
 from ..tools.dispatcher import MAX_CALLS_PER_TURN, MAX_CONCURRENT_TOOLS, Dispatcher, over_cap
 from ..tools.registry import Registry
 from .asking import Asking
-from .attaching import Attachment, ready_for, with_tool_images
+from .attaching import Attachment, ready_for
 from .events import (
     AttemptFailed,
     AttemptStarted,
@@ -49,16 +48,8 @@ from .events import (
 from .feed import TurnFeed
 from .forming import FormingWatch
 from .place import EntryBook
-from .turns import (
-    LiveTurn,
-    answered_note,
-    ending_note,
-    failure_words,
-    retry_delay,
-    retryable,
-    stop_unfinished,
-    system_prompt,
-)
+from .request import request_for
+from .turns import LiveTurn, answered_note, ending_note, failure_words, retry_delay, retryable, stop_unfinished
 
 if TYPE_CHECKING:
     from ..store import StoredTree
@@ -343,13 +334,8 @@ class ChatSession:
         self._dispatcher = dispatcher
         dispatcher.approvals, dispatcher.path = self.approvals, (self.key_conversation, frozenset(self.path_turns))
         dispatcher.elicitor = self.asking.ask
-        build = REQUEST_BUILDERS[self.endpoint.dialect]
-        with_tool_images(self.history)  # an MCP image goes to the model as an image
-        path, body = build(self.endpoint.model, self.history, tools, system_prompt(self.system, self.registry, tools))
-        if not self.request_usage:
-            for name in USAGE_REQUESTS.get(self.endpoint.dialect, {}):
-                body.pop(name, None)
-        body.update(self.options)
+        path, body = request_for(self.endpoint, self.history, tools, self.system, self.registry,
+                                 self.request_usage, self.options)
         self._mark("turn", turn=index, request=body)
         self.prepare()
         turn: Turn | None = None

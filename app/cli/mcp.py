@@ -26,9 +26,24 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     verbs = mcp.add_subparsers(dest="verb", metavar="VERB", required=True)
     listing = verbs.add_parser("list", help="each server's state and tools")
     listing.add_argument("--json", action="store_true", help="print the servers as a JSON array")
+    listing.add_argument("--login", action="store_true",
+                         help="sign in (browser) to each server that asks for it, instead of failing")
     imported = verbs.add_parser("import", help="add the mcpServers of a JSON file to the config")
     imported.add_argument("file")
     verbs.add_parser("doctor", help="name the server, tool and field each provider would reject")
+    called = verbs.add_parser("call", help="run one tool of a server, without a model (as a session would)")
+    called.add_argument("name", help="the server ([mcp.NAME])")
+    called.add_argument("tool", help="the tool, by the server's own name for it")
+    called.add_argument("arguments", nargs="?", help="the arguments as one JSON object (absent: {})")
+    called.add_argument("--approve", action="store_true", help="run it without asking (a side effect asks otherwise)")
+    called.add_argument("--login", action="store_true",
+                        help="sign in (browser) if the server asks for it, instead of failing")
+    called.add_argument("--json", action="store_true", help="print the outcome as one JSON object")
+    login = verbs.add_parser("login", help="sign in to an OAuth-protected server (opens the browser)")
+    login.add_argument("name")
+    login.add_argument("--no-browser", action="store_true", help="only print the URL (a remote terminal)")
+    logout = verbs.add_parser("logout", help="forget a server's tokens")
+    logout.add_argument("name")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,12 +54,21 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.verb == "import":
             return _import(args.file)
-        return asyncio.run(_started(args.verb, getattr(args, "json", False)))
+        if args.verb in ("call", "login", "logout"):
+            from . import mcp_call, mcp_login
+
+            if args.verb == "call":
+                return asyncio.run(mcp_call.call(args.name, args.tool, args.arguments, args.approve, args.json,
+                                                 args.login))
+            if args.verb == "login":
+                return asyncio.run(mcp_login.login(args.name, browser=not args.no_browser))
+            return mcp_login.logout(args.name)
+        return asyncio.run(_started(args.verb, getattr(args, "json", False), getattr(args, "login", False)))
     except ConfigError as exc:
         return fail(str(exc))
 
 
-async def _hub() -> Any:
+async def _hub(login: bool = False) -> Any:
     from ..files.paths import data_dir
     from ..mcp.tools import mark_refusals, open_hub
     from ..settings.config import load_config
@@ -52,15 +76,25 @@ async def _hub() -> Any:
 
     config = load_config()
     hub = open_hub(config.mcp, data_dir() / "mcp-logs", output_limit=config.limits.tool_output_bytes)
+    if login:  # someone is there: a server that asks gets a sign-in (its own loopback listener)
+        from ..mcp.auth import SignIn
+
+        for server in hub.servers:
+            if server.config.url is not None:
+                server.sign_in = SignIn()
+                await server.sign_in.open()
     hub.start()
     await hub.wait_settled()
+    for server in hub.servers:
+        if server.sign_in is not None:
+            await server.sign_in.loopback.close()
     # a tool whose name a command tool or an earlier server holds is refused, as a session would
     mark_refusals(hub.servers, Registry.default(data_dir(), config))
     return hub
 
 
-async def _started(verb: str, as_json: bool) -> int:
-    hub = await _hub()
+async def _started(verb: str, as_json: bool, login: bool = False) -> int:
+    hub = await _hub(login)
     try:
         if not hub.servers:
             print("No MCP servers are configured ([mcp.NAME] tables in the config file; callstream mcp import "
@@ -73,15 +107,19 @@ async def _started(verb: str, as_json: bool) -> int:
 
 def _list(hub: Any, as_json: bool) -> int:
     from ..mcp import tool_name
+    from .mcp_login import sign_in_state
 
     statuses = hub.statuses()
+    signed = {server.config.name: sign_in_state(server) for server in hub.servers}
     if as_json:
         # a server's own words (a reason, its stderr, a tool's name) as JSON that cannot drive a terminal, redacted
-        sys.stdout.write(inert_json([s.to_dict() for s in statuses]))
+        sys.stdout.write(inert_json([{**s.to_dict(), **signed[s.name]} for s in statuses]))
         sys.stdout.write("\n")
     else:
         for status in statuses:
             print(inert(status.line()))
+            if signed[status.name]["sign_in"] != "not needed":
+                print(inert(f"  sign-in: {signed[status.name]['sign_in_line']}"))
             for tool in status.tools:
                 kind = "read-only" if tool.read_only else "side effect"
                 about = tool.description.splitlines()[0] if tool.description.strip() else ""

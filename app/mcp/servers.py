@@ -17,9 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -32,14 +30,13 @@ from .capabilities import client_options, unsupported
 from .elicitation import Asker, Elicit
 from .logs import ServerLog, quiet_sdk
 from .notifications import ServerMessages
+from .status import MAX_TOOLS, ListedTool, ServerStatus
 from .wire import UNREADABLE
 
 __all__ = ["ServerConnection", "ServerStatus", "MCPHub", "TransportLost", "ListedTool", "MAX_TOOLS", "IDEMPOTENCY_META"]
 
 #: The ``_meta`` key that carries a call's idempotency key downstream.
 IDEMPOTENCY_META = "callstream/idempotency-key"
-#: Tools advertised per server at most (OpenAI takes 128 in a request).
-MAX_TOOLS = 128
 #: tools/list pages followed at most (a paginator that never ends cannot hang start-up).
 MAX_PAGES = 100
 
@@ -48,62 +45,6 @@ class TransportLost(Exception):
     """The call was sent but its answer was lost: the server went away or
     stopped answering mid-call, a gateway answered 5xx, or the answer could
     not be read. For a side effect the server may have acted."""
-
-
-@dataclass(slots=True)
-class ListedTool:
-    """A server's tool as listed (the SDK's ``Tool``, reduced to what we use)."""
-
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-    read_only: bool
-    destructive: bool
-    title: str | None = None
-    #: What is wrong with its schema that it is offered anyway (``$ref``s too many to inline for Gemini).
-    note: str | None = None
-    #: Why it is listed but never offered (``capabilities.unsupported``: it requires tasks).
-    unsupported: str | None = None
-
-
-@dataclass(slots=True)
-class ServerStatus:
-    name: str
-    state: str = "connecting"  # connecting | ready | failed | disabled
-    transport: str = "stdio"
-    tools: list[ListedTool] = field(default_factory=list)
-    dropped: list[str] = field(default_factory=list)
-    #: Listed tools not offered, by name, and why (a name another tool holds).
-    refused: dict[str, str] = field(default_factory=dict)
-    started_at: float = 0.0
-    ready_ms: float | None = None
-    reason: str | None = None
-    log: Path | None = None
-    protocol: str | None = None
-    restarts: int = 0
-    #: Its latest log messages, as lines (``notifications.ServerMessages``).
-    messages: deque[str] = field(default_factory=deque)
-
-    def line(self) -> str:
-        if self.state == "ready":
-            extra = f"; {len(self.dropped)} not advertised (over the cap of {MAX_TOOLS})" if self.dropped else ""
-            extra += f"; {len(self.refused)} refused (a name already taken)" if self.refused else ""
-            unsupported = sum(1 for t in self.tools if t.unsupported)
-            extra += f"; {unsupported} not offered (callstream cannot call them as they require)" if unsupported else ""
-            extra += f"; {self.reason}" if self.reason else ""
-            return f"{self.name}: {len(self.tools)} tools in {self.ready_ms:.0f} ms ({self.protocol}){extra}"
-        if self.state == "failed":
-            log = f" (log: {self.log})" if self.log else ""
-            return f"{self.name}: failed: {self.reason}{log}"
-        return f"{self.name}: {self.state}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "state": self.state, "transport": self.transport,
-                "tools": [t.name for t in self.tools], "dropped": list(self.dropped), "refused": dict(self.refused),
-                "ready_ms": self.ready_ms,
-                "reason": self.reason, "log": str(self.log) if self.log else None, "protocol": self.protocol,
-                "restarts": self.restarts,
-                "unsupported": {t.name: t.unsupported for t in self.tools if t.unsupported}}
 
 
 def _reason(exc: BaseException) -> str:
@@ -156,6 +97,9 @@ class ServerConnection:
         self._broken = False
         self._lock = asyncio.Lock()
         self.on_change: Callable[[ServerConnection], None] | None = None
+        #: OAuth (app/mcp/auth.py): who signs in when the server asks (None: nobody; it fails saying so), the provider.
+        self.sign_in: Any = None
+        self.auth: Any = None
 
     # -- connecting ------------------------------------------------------------
 
@@ -186,6 +130,10 @@ class ServerConnection:
 
             return sse_client(url, headers=headers)
         http = bounded_http(headers, cfg.tool_timeout + 5, self.output_limit, self.http_statuses)
+        if not any(k.lower() == "authorization" for k in headers):  # a static token in headers is the config's choice
+            from .auth import auth_provider
+
+            self.auth = http.auth = auth_provider(cfg, self.sign_in, env)
         return streamable_http_client(url, http_client=http)
 
     def _on_stray(self, line: str) -> None:

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..stream.limits import loads
+from .mcp_auth import MCPAuthConfig, parse_auth
 
 __all__ = ["MCPServerConfig", "ToolOptions", "parse_servers", "expand", "from_mcp_json", "APPROVAL_MODES",
            "MCPConfigError", "named_secrets", "LiteralToken", "literal_tokens", "LOG_LEVELS"]
@@ -80,6 +81,8 @@ class MCPServerConfig:
     instructions: bool = True
     #: The directories it is told of (``roots/list``); None: the working directory.
     roots: list[str] | None = None
+    #: ``[mcp.NAME.auth]``: OAuth client settings (app/settings/mcp_auth.py)
+    auth: MCPAuthConfig = field(default_factory=MCPAuthConfig)
 
     def allows(self, tool: str) -> bool:
         return (self.tools is None or tool in self.tools) and tool not in self.disabled_tools
@@ -226,7 +229,7 @@ def parse_display(value: Any, where: str) -> list[tuple[str, str]]:
 
 
 _KNOWN = frozenset({"command", "args", "env", "cwd", "url", "headers", "transport", "type", "enabled",
-                    "startup_timeout", "tool_timeout", "tools", "disabled_tools", "approval", "tool"})
+                    "startup_timeout", "tool_timeout", "tools", "disabled_tools", "approval", "tool", "auth"})
 
 #: What a server's own notices may carry (issue 26): ``log_level`` (its ``notifications/message``
 #: lines at and above it reach its log and the /mcp panel; "off" keeps none) and ``instructions``
@@ -269,6 +272,8 @@ def parse_server(name: str, table: Any, where: str) -> MCPServerConfig:
         if transport not in ("http", "sse"):
             raise MCPConfigError(f"{where}.transport must be \"http\" or \"sse\" for a url")
         server.transport = transport
+        if "auth" in table:
+            server.auth = parse_auth(table["auth"], f"{where}.auth", MCPConfigError)
     enabled = table.get("enabled", True)
     if not isinstance(enabled, bool):
         raise MCPConfigError(f"{where}.enabled must be true or false")
