@@ -93,8 +93,8 @@ def reply_text(i: int) -> str:
             f"{last_sentence(i)}")
 
 
-def claude_code_session(n: int, path: Path) -> str:
-    """A Claude Code session of ``n`` exchanges; the conversation id it imports as."""
+def claude_code_session(n: int, path: Path) -> None:
+    """A Claude Code session of ``n`` exchanges."""
     session = f"bench-long-{n}"
     parent: str | None = None
     with path.open("w") as out:
@@ -116,7 +116,6 @@ def claude_code_session(n: int, path: Path) -> str:
             line("user", f"r{i}", {"role": "user", "content": results})
             line("assistant", f"b{i}", {"id": f"m{i}b", "model": "bench-model", "role": "assistant",
                                         "content": [{"type": "text", "text": reply_text(i)}]})
-    return f"claude-code-{session}"
 
 
 def chatgpt_export(n: int, path: Path) -> None:
@@ -216,9 +215,11 @@ class Terminal:
         os.write(self.fd, key)
         return t0, at
 
-    def peak_rss(self) -> int:
+    def peak_rss(self) -> int | None:
+        """VmHWM of the program; None once it has exited (a zombie has no memory line)."""
         with open(f"/proc/{self.pid}/status") as status:
-            return int(next(line.split()[1] for line in status if line.startswith("VmHWM:"))) * 1024
+            found = [line.split()[1] for line in status if line.startswith("VmHWM:")]
+        return int(found[0]) * 1024 if found else None
 
     def close(self) -> None:
         with self.lock:
@@ -266,10 +267,13 @@ def open_ours(n: int, work: Path, opts: argparse.Namespace) -> dict[str, Any]:
     (home / "none.toml").touch()
     env = {**os.environ, "CALLSTREAM_HOME": str(home), "CALLSTREAM_CONFIG": str(home / "none.toml")}
     session = work / f"session-{n}.jsonl"
-    conv = claude_code_session(n, session)
+    claude_code_session(n, session)
     t0 = time.perf_counter()
     subprocess.run([CALLSTREAM, "import", str(session)], env=env, check=True, stdout=subprocess.DEVNULL)
     imported = time.perf_counter() - t0
+    # the id the importer chose (the only conversation in this home)
+    listed = subprocess.run([CALLSTREAM, "transcripts", "--json"], env=env, check=True, capture_output=True, text=True)
+    (conv,) = [row["id"] for row in json.loads(listed.stdout)]
     term = Terminal([CALLSTREAM, "open", conv], env)
     try:
         shown = term.wait_for(0, marker(last_sentence(n)), opts.open_timeout)
@@ -280,6 +284,8 @@ def open_ours(n: int, work: Path, opts: argparse.Namespace) -> dict[str, Any]:
         rss = term.peak_rss()
     finally:
         term.close()
+    if rss is None:
+        raise SystemExit(f"bench-long: `callstream open {conv}` exited before it was measured ({n} exchanges)")
     return {"n": n, "import": imported, "first": first, "settled": settled, "rss": rss, "keys": keys}
 
 
@@ -316,6 +322,8 @@ def open_elia(n: int, work: Path, opts: argparse.Namespace) -> dict[str, Any]:
         rss = term.peak_rss()
     finally:
         term.close()
+    if rss is None:
+        raise SystemExit(f"bench-long: Elia exited before it was measured ({n} exchanges)")
     return {"n": n, "first": first, "rss": rss}
 
 
