@@ -50,6 +50,25 @@ async def test_attach_then_send_shows_a_chip_with_a_thumbnail_and_the_demo_names
         assert said.startswith("I received 1 file:\n- attachment 1 · PNG · ") and "64×32" in said
 
 
+async def test_a_reopened_conversation_shows_its_attachment_chips_as_the_live_screen_did(tmp_path: Path) -> None:
+    from app.tui.app import make_app
+    from tests.test_tui import demo_config, still
+    from tests.waiting import quiet
+
+    path = gradient(tmp_path)
+    app = demo()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await type_and_enter(app, pilot, f"/attach {path}")
+        await send(app, pilot, "What is this?")
+        live = chips(app)
+        conversation = app.session.conversation
+    assert len(live) == 1 and live[0].startswith("📎 gradient.png · PNG · ")
+    reopened = still(make_app(config=demo_config(), conversation=conversation))
+    async with reopened.run_test(size=(120, 40)) as pilot:
+        await quiet(pilot)
+        assert chips(reopened) == live
+
+
 async def test_attach_a_missing_file_says_so_and_sends_nothing(tmp_path: Path) -> None:
     app = demo()
     async with app.run_test(size=(100, 30)) as pilot:

@@ -19,6 +19,7 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
+from widgets.attachment_chips import AttachmentChips
 from widgets.branch_marker import BranchMarker
 from widgets.error_details import ErrorDetails
 from widgets.note import NoteBlock
@@ -391,6 +392,8 @@ class Transcript(VerticalScroll):
                 widget.set_class(marked, "-after-marker")
                 widgets.append(widget)
                 self.entries[item.seq] = widget
+                if item.attachments:  # the chips under the message, as the live screen showed them
+                    widgets.append(AttachmentChips(item.attachments))
                 message = item.exchange_message
                 continue
             if marked:
