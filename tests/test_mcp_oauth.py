@@ -86,6 +86,7 @@ def test_oauth_sign_in_call_refresh_revoke_logout(tmp_path: Path, servers: Serve
     assert listed.returncode == 1
     assert "401" in listed.stdout and servers.issuer in listed.stdout and "callstream mcp login prot" in listed.stdout
     assert "sign-in: needed" in listed.stdout
+    assert "prot: failed: needs sign-in: it answered 401" in listed.stdout  # the sentence, no class name before it
 
     login = _callstream(tmp_path, "mcp", "login", "prot")
     assert login.returncode == 0, login.stderr

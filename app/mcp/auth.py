@@ -56,7 +56,10 @@ SIGN_IN_WAIT = 300.0
 
 
 class SignInNeeded(Exception):
-    """A server answered 401 (or 403 insufficient_scope) and nobody is there to sign in."""
+    """A server answered 401 (or 403 insufficient_scope) and nobody is there to sign in.
+    Its text is the whole sentence a person reads (``stated``: no class name before it)."""
+
+    stated = True
 
 
 def token_store(config: MCPServerConfig, environ: dict[str, str] | None = None) -> TokenStore:

@@ -57,6 +57,8 @@ def _reason(exc: BaseException) -> str:
         if inner:
             return _reason(inner[0])
     text = str(exc).strip()
+    if text and getattr(exc, "stated", False):  # its words are already the sentence (auth.SignInNeeded)
+        return text
     name = type(exc).__name__
     if isinstance(exc, FileNotFoundError):
         return f"cannot start it: {exc.strerror or 'not found'}: {exc.filename or text}"
