@@ -91,7 +91,7 @@ def _scenario(url: str, home: Path) -> int:
     for tool in servers[0].get("tools", []):
         name = tool["name"] if isinstance(tool, dict) else str(tool)
         called = run("mcp", "call", "conf", name, json.dumps(ARGUMENTS.get(name, {})), "--approve", "--login",
-                     "--json")
+                     "--json", "--elicit-defaults")
         status = status or called.returncode
     return status
 

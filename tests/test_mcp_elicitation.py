@@ -149,3 +149,23 @@ def test_ask_declines_a_request_for_input_and_says_so(home: Path, capsys: pytest
     assert "the ev server asked for input (Please provide inputs for the following fields:); callstream ask " \
            "never prompts, so it declined" in err
     assert "User declined to provide the requested information" in json.dumps(server.requests[1]["body"])
+
+
+async def test_elicit_defaults_accepts_a_form_whose_fields_all_have_defaults_and_declines_one_without() -> None:
+    from app.chat.asking import AcceptingDefaults
+    from app.stream.elicitation import parse_elicitation
+
+    schema = {"type": "object", "required": ["name", "age"], "properties": {
+        "name": {"type": "string", "default": "Ada"}, "age": {"type": "integer", "default": 36},
+        "score": {"type": "number", "default": 9.5}, "ok": {"type": "boolean", "default": True},
+        "size": {"type": "string", "enum": ["s", "m"], "default": "m"}}}
+    asking = AcceptingDefaults()
+    whole = parse_elicitation("conf", {"message": "Details?", "requestedSchema": schema})
+    assert await asking.ask("k1", whole) == {"name": "Ada", "age": 36, "score": 9.5, "ok": True, "size": "m"}
+    assert whole.state == "accept" and not asking.declined
+    missing = dict(schema, properties={**schema["properties"], "city": {"type": "string"}},
+                   required=["name", "city"])
+    partial = parse_elicitation("conf", {"message": "Where?", "requestedSchema": missing})
+    assert await asking.ask("k2", partial) is None
+    assert partial.state == "decline" and partial.reason == "no default the schema allows for city"
+    assert asking.declined == [partial]

@@ -78,3 +78,23 @@ class Declining(Asking):
             asked.state, asked.reason = "decline", ASK_DECLINES
         self.declined.append(asked)
         return None
+
+
+class AcceptingDefaults(Declining):
+    """``--elicit-defaults`` (``mcp call``): a form whose every field the person would have to fill has a
+    default in the server's schema is accepted with those defaults (SEP-1034: the client applies them);
+    any other request is declined as ``Declining`` does, saying which field had none. Nobody is asked."""
+
+    async def ask(self, key: str, asked: Elicitation) -> dict[str, Any] | None:
+        if asked.state != "asked" or asked.mode != "form":
+            return await super().ask(key, asked)
+        entered = {f.name: f.default if f.kind in ("boolean", "choices") else str(f.default)
+                   for f in asked.fields if f.default is not None}
+        values, problems = answer_values(asked.fields, entered)
+        if problems:
+            asked.state = "decline"
+            asked.reason = "no default the schema allows for " + ", ".join(sorted(problems))
+            self.declined.append(asked)
+            return None
+        asked.state, asked.answer = "accept", kept_answer(asked.fields, values)
+        return values

@@ -39,6 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     called.add_argument("--login", action="store_true",
                         help="sign in (browser) if the server asks for it, instead of failing")
     called.add_argument("--json", action="store_true", help="print the outcome as one JSON object")
+    called.add_argument("--elicit-defaults", action="store_true",
+                        help="accept a server's form request with the defaults its schema gives (declined without)")
     login = verbs.add_parser("login", help="sign in to an OAuth-protected server (opens the browser)")
     login.add_argument("name")
     login.add_argument("--no-browser", action="store_true", help="only print the URL (a remote terminal)")
@@ -59,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
 
             if args.verb == "call":
                 return asyncio.run(mcp_call.call(args.name, args.tool, args.arguments, args.approve, args.json,
-                                                 args.login))
+                                                 args.login, args.elicit_defaults))
             if args.verb == "login":
                 return asyncio.run(mcp_login.login(args.name, browser=not args.no_browser))
             return mcp_login.logout(args.name)

@@ -32,10 +32,12 @@ def _arguments(text: str | None) -> dict[str, Any] | str:
     return value
 
 
-async def call(server: str, tool: str, raw: str | None, approve: bool, as_json: bool, login: bool = False) -> int:
+async def call(server: str, tool: str, raw: str | None, approve: bool, as_json: bool, login: bool = False,
+               elicit_defaults: bool = False) -> int:
     import asyncio
     import uuid
 
+    from ..chat.asking import AcceptingDefaults, Declining
     from ..files.paths import data_dir
     from ..ledger import open_ledger
     from ..mcp import tool_name
@@ -66,6 +68,8 @@ async def call(server: str, tool: str, raw: str | None, approve: bool, as_json: 
         await sign_in.open()
         hub.servers[0].sign_in = sign_in
     ledger = open_ledger(config, home / "callstream.db")
+    # nobody is asked here: a server's request for the person is declined, or answered with its defaults
+    asking = AcceptingDefaults() if elicit_defaults else Declining()
     try:
         hub.start()
         await hub.wait_settled()
@@ -91,6 +95,7 @@ async def call(server: str, tool: str, raw: str | None, approve: bool, as_json: 
 
         dispatcher = Dispatcher(registry, ledger, uuid.uuid4().hex, 0, update)
         dispatcher.approvals = Approvals.from_config(config, interactive=False, approve=name if approve else None)
+        dispatcher.elicitor = asking.ask
         dispatcher.submit(0, name, arguments)
         await dispatcher.wait()
     finally:
@@ -106,4 +111,7 @@ async def call(server: str, tool: str, raw: str | None, approve: bool, as_json: 
         print(call_line(registry, block))
         if block.result and block.state == "ran":
             print(inert(block.result))
+    for asked in asking.declined:  # the answer the server got was not a person's: say so
+        print(inert(f"callstream: {asked.server} asked for input ({asked.message}): declined — {asked.reason}"),
+              file=sys.stderr)
     return 0 if block.state == "ran" else 1
