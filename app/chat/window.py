@@ -67,7 +67,8 @@ def next_request(history: Sequence[Entry], path_usage: Sequence[Usage | None], s
                  tools: Sequence[ToolSpec] = ()) -> tuple[int, int]:
     """(tokens the next request will carry, how many of them a provider counted). ``path_usage``: the
     usage of each turn on the path, oldest first (one ``Assistant`` in ``history`` each)."""
-    known = [i for i, u in enumerate(path_usage) if u is not None and u.input is not None]
+    # an input count of 0 is no count (every request carries tokens; a server that says 0 did not count)
+    known = [i for i, u in enumerate(path_usage) if u is not None and u.input]
     answers = [i for i, e in enumerate(history) if isinstance(e, Assistant)]
     if not known or len(answers) < len(path_usage):
         return estimate_tokens(history, system, tools), 0
