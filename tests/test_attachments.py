@@ -13,28 +13,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.cli.ask import run_ask
 from app.files.attach import AttachError, fit, from_bytes, read_path
 from app.stream.attachments import describe, detect_media_type, problems
+from tests import test_ask
 from tests.attachment_files import image_bytes, pdf_bytes, write
+from tests.test_ask import DIALECTS, ask
 
-DIALECTS = ["openai-chat", "openai-responses", "anthropic", "gemini"]
-
-
-@pytest.fixture
-def demo_config(home: Path) -> Path:
-    lines = []
-    for dialect in DIALECTS:
-        lines += [f"[providers.demo-{dialect}]", 'provider = "demo"', f'dialect = "{dialect}"', "speed = 0", ""]
-    path = home / "config.toml"
-    path.write_text("\n".join(lines))
-    return path
-
-
-def ask(*args: str, **kwargs: object) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = run_ask(*args, out=out, err=err, **kwargs)  # type: ignore[arg-type]
-    return code, out.getvalue(), err.getvalue()
+#: test_ask's fixture (a config with a demo provider for each dialect), shared rather than copied
+demo_config = test_ask.demo_config
 
 
 @pytest.mark.parametrize(("fmt", "media_type"), [("PNG", "image/png"), ("JPEG", "image/jpeg"), ("GIF", "image/gif"),
