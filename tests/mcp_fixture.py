@@ -28,7 +28,7 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,22 +46,35 @@ def serving_http(module: str) -> Iterator[str]:
     """``python -m MODULE http PORT`` (this fixture, or another MCP test server) on a free loopback
     port, until it listens; yields its Streamable HTTP URL and stops it after."""
     from tests.conftest import ROOT  # the test side only: the server itself imports no pytest
+
+    with listening_on_loopback(module, lambda port: ([sys.executable, "-m", module, "http", str(port)], None),
+                               cwd=ROOT) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def listening_on_loopback(name: str, command: Callable[[int], tuple[list[str], dict[str, str] | None]],
+                          cwd: Path | None = None) -> Iterator[str]:
+    """Any MCP server process given a free 127.0.0.1 port (``command(port)``: its argv and env), until
+    it listens (its exit while starting fails with its stderr); yields its Streamable HTTP URL and
+    stops it after."""
     from tests.waiting import wait_until_sync
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    process = subprocess.Popen([sys.executable, "-m", module, "http", str(port)], cwd=ROOT, stderr=subprocess.PIPE)
+    argv, env = command(port)
+    process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
     def listening() -> bool:
         if process.poll() is not None:
             assert process.stderr is not None
-            raise AssertionError(f"{module} exited: {process.stderr.read().decode()[-500:]}")
+            raise AssertionError(f"{name} exited: {process.stderr.read().decode()[-500:]}")
         with socket.socket() as probe:
             return probe.connect_ex(("127.0.0.1", port)) == 0
 
     try:
-        wait_until_sync(listening, f"{module} to listen on 127.0.0.1:{port}", timeout=60)
+        wait_until_sync(listening, f"{name} to listen on 127.0.0.1:{port}", timeout=60)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.terminate()

@@ -11,8 +11,6 @@ import json
 import os
 import re
 import shutil
-import socket
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,7 +34,8 @@ from app.tools.registry import Registry
 from tests import streamgen
 from tests.conftest import ROOT
 from tests.faultserver import FaultServer, Reply
-from tests.waiting import wait_until, wait_until_sync
+from tests.mcp_fixture import listening_on_loopback
+from tests.waiting import wait_until
 
 ENTRY = ROOT / "peers" / "everything" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / \
     "index.js"
@@ -189,26 +188,13 @@ def everything_over_http() -> Iterator[str]:
     """server-everything's Streamable HTTP transport on a free port of 127.0.0.1 only (a preload binds
     its ``listen(PORT)`` there); yields its URL and stops it after."""
     node = need_everything()
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    env = {"PATH": os.environ.get("PATH", ""), "PORT": str(port)}
-    process = subprocess.Popen([node, "--require", str(ROOT / "tests" / "loopback_listen.cjs"), str(ENTRY),
-                                "streamableHttp"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
-    def listening() -> bool:
-        if process.poll() is not None:
-            assert process.stderr is not None
-            raise AssertionError(f"server-everything exited: {process.stderr.read().decode()[-500:]}")
-        with socket.socket() as probe:
-            return probe.connect_ex(("127.0.0.1", port)) == 0
+    def command(port: int) -> tuple[list[str], dict[str, str]]:
+        return ([node, "--require", str(ROOT / "tests" / "loopback_listen.cjs"), str(ENTRY), "streamableHttp"],
+                {"PATH": os.environ.get("PATH", ""), "PORT": str(port)})
 
-    try:
-        wait_until_sync(listening, f"server-everything to listen on 127.0.0.1:{port}", timeout=60)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(10)
+    with listening_on_loopback("server-everything", command) as url:
+        yield url
 
 
 async def test_everything_over_streamable_http_sends_progress_to_the_card(tmp_path: Path) -> None:
