@@ -37,6 +37,9 @@ from tests.waiting import wait_until
 FIXTURE = [sys.executable, "-m", "tests.mcp_fixture"]
 
 
+MUTE = "import sys; print('fixture: muted, never answering', file=sys.stderr, flush=True); sys.stdin.read()"
+
+
 def stdio(name: str = "fx", *extra: str, **table: Any) -> dict[str, Any]:
     return {name: {"command": FIXTURE[0], "args": [*FIXTURE[1:], "stdio", *extra], "cwd": str(ROOT),
                    "env": {"MCP_FIXTURE_COUNTS": "${COUNTS:-}"}, "startup_timeout": 60, **table}}
@@ -227,7 +230,10 @@ async def test_stdio_a_server_that_cannot_start_fails_with_its_reason(tmp_path: 
 
 
 async def test_stdio_a_server_that_never_answers_fails_at_its_startup_timeout(tmp_path: Path) -> None:
-    hub = hub_for(stdio("mute", "--mute", startup_timeout=3), tmp_path)
+    # a bare interpreter, not the fixture: importing the mcp SDK can itself take seconds on a loaded
+    # machine, and the log line below must be written before the 3 s run out
+    mute = {"mute": {"command": sys.executable, "args": ["-c", MUTE], "startup_timeout": 3}}
+    hub = hub_for(mute, tmp_path)
     hub.start()
     await hub.wait_settled()
     status = hub.statuses()[0]
