@@ -17,6 +17,9 @@ tests/test_mcp_oauth.py.
   access token expires now), ``POST /test/revoke`` (every refresh token is
   forgotten), ``GET /test/counts`` (authorizations, refreshes).
 
+``--legacy`` serves a 2025-03-26 MCP server instead (``legacy_server``)
+whose root metadata names the authorization server on its own port.
+
 ``--resource PATH`` makes the MCP server's metadata name another resource
 on the same host (``/PATH`` instead of ``/mcp``): a server callstream must
 refuse (RFC 9728: the metadata's resource must be the server's).
@@ -160,7 +163,25 @@ def resource_server(provider: Provider, issuer: str, resource: str) -> Any:
     return server.streamable_http_app(host="127.0.0.1")
 
 
-async def serve(as_port: int, rs_port: int, resource: str | None) -> None:
+def legacy_server(issuer: str) -> Starlette:
+    """A 2025-03-26 MCP server (no resource metadata; its authorization server
+    metadata at its own root) whose metadata names ``issuer``: the real
+    authorization server's, on another origin, which callstream must refuse
+    (only an issuer on the MCP server's own origin stands for it)."""
+
+    async def mcp(request: Request) -> JSONResponse:
+        return JSONResponse({"error": "invalid_token"}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+
+    async def metadata(request: Request) -> JSONResponse:
+        return JSONResponse({"issuer": issuer, "authorization_endpoint": f"{issuer}/authorize",
+                             "token_endpoint": f"{issuer}/token", "registration_endpoint": f"{issuer}/register",
+                             "response_types_supported": ["code"], "code_challenge_methods_supported": ["S256"]})
+
+    return Starlette(routes=[Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]),
+                             Route("/.well-known/oauth-authorization-server", metadata, methods=["GET"])])
+
+
+async def serve(as_port: int, rs_port: int, resource: str | None, legacy: bool = False) -> None:
     import uvicorn
 
     provider = Provider()
@@ -168,7 +189,8 @@ async def serve(as_port: int, rs_port: int, resource: str | None) -> None:
     mcp_url = f"http://127.0.0.1:{rs_port}/mcp"
     servers = [uvicorn.Server(uvicorn.Config(authorization_server(provider, issuer), host="127.0.0.1",
                                              port=as_port, log_level="warning")),
-               uvicorn.Server(uvicorn.Config(resource_server(provider, issuer, f"http://127.0.0.1:{rs_port}/{resource}"
+               uvicorn.Server(uvicorn.Config(legacy_server(issuer) if legacy else
+                                             resource_server(provider, issuer, f"http://127.0.0.1:{rs_port}/{resource}"
                                                              if resource else mcp_url),
                                              host="127.0.0.1", port=rs_port, log_level="warning"))]
     await asyncio.gather(*(s.serve() for s in servers))
@@ -177,4 +199,4 @@ async def serve(as_port: int, rs_port: int, resource: str | None) -> None:
 if __name__ == "__main__":
     args = sys.argv[1:]
     other = args[args.index("--resource") + 1] if "--resource" in args else None
-    asyncio.run(serve(int(args[0]), int(args[1]), other))
+    asyncio.run(serve(int(args[0]), int(args[1]), other, "--legacy" in args))

@@ -150,3 +150,15 @@ def test_oauth_server_naming_another_resource_is_refused(tmp_path: Path) -> None
         assert "not signed in" in login.stderr and "resource" in login.stderr.lower()
         assert "Traceback" not in login.stderr
         assert servers.control("counts")["authorize"] == 0
+
+
+def test_oauth_legacy_server_naming_an_issuer_on_another_origin_is_refused(tmp_path: Path) -> None:
+    # a 2025-03-26 server may name an issuer on its own origin with a path (the suite's back-compat scenario
+    # passes); one on another origin is a mix-up the SDK's RFC 8414 check refuses, and so do we
+    for servers in _serve("--legacy"):
+        _configure(tmp_path, servers.url)
+        login = _callstream(tmp_path, "mcp", "login", "prot")
+        assert login.returncode != 0
+        assert "not signed in" in login.stderr and "issuer" in login.stderr and servers.issuer in login.stderr
+        assert "Traceback" not in login.stderr
+        assert servers.control("counts")["authorize"] == 0

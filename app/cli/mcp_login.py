@@ -102,7 +102,8 @@ def logout(name: str) -> int:
 
 
 def sign_in_state(server: Any) -> dict[str, str]:
-    """``sign_in`` (not needed | needed | signed in | client credentials), a line for people, and where tokens are."""
+    """``sign_in`` (not needed | needed | signed in | client credentials | identity assertion), a line
+    for people, and where tokens are."""
     from ..mcp.auth import signed_in_as, token_store
     from ..mcp.auth_store import store_kind
 
@@ -116,5 +117,6 @@ def sign_in_state(server: Any) -> dict[str, str]:
     who = signed_in_as(token_store(config))
     if who is None:
         return {"sign_in": "not needed", "sign_in_line": "not needed", "tokens_in": where}
-    kind = "client credentials" if config.auth.grant == "client_credentials" else "signed in"
+    kind = {"client_credentials": "client credentials", "identity_assertion": "identity assertion"}.get(
+        config.auth.grant, "signed in")
     return {"sign_in": kind, "sign_in_line": f"{kind}: {who} (tokens in the {where})", "tokens_in": where}
