@@ -36,6 +36,7 @@ import asyncio
 import sys
 import time
 import webbrowser
+from collections.abc import Callable
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
@@ -76,16 +77,22 @@ def token_store(config: MCPServerConfig, environ: dict[str, str] | None = None) 
 class SignIn:
     """A person signing in: the loopback, the URL printed (and the browser)."""
 
-    def __init__(self, out: TextIO | None = None, browser: bool = True) -> None:
+    def __init__(self, out: TextIO | None = None, browser: bool = True,
+                 shown: Callable[[str], None] | None = None) -> None:
+        """``shown``: who shows the URL instead of printing it (the TUI's card)."""
         self.out = out or sys.stderr
         self.browser = browser
+        self.shown = shown
         self.loopback = Loopback()
 
     async def open(self, port: int = 0) -> None:
         await self.loopback.start(port)
 
     async def redirect(self, url: str) -> None:
-        print(inert(f"Sign in at: {url}"), file=self.out, flush=True)
+        if self.shown is not None:
+            self.shown(url)
+        else:
+            print(inert(f"Sign in at: {url}"), file=self.out, flush=True)
         if self.browser:
             await asyncio.to_thread(webbrowser.open, url)
 
@@ -234,6 +241,8 @@ class _CodeProvider(_Remembering, OAuthClientProvider):
         self.sign_in = sign_in
         #: The server asked for sign-in and nobody was there (``mcp list`` says "needed").
         self.asked = False
+        #: Told when that happens (the TUI puts a sign-in card in the conversation).
+        self.on_needed: Callable[[], None] | None = None
         super().__init__(url, metadata, store, self._redirect, self._callback,
                          client_metadata_url=auth.client_metadata_url)
         if auth.client_id:
@@ -246,6 +255,8 @@ class _CodeProvider(_Remembering, OAuthClientProvider):
     async def _redirect(self, url: str) -> None:
         if self.sign_in is None:
             self.asked = True
+            if self.on_needed is not None:
+                self.on_needed()
             raise SignInNeeded(self.needed())
         await self.sign_in.redirect(url)
 
