@@ -17,6 +17,9 @@ tests/test_mcp_oauth.py.
   access token expires now), ``POST /test/revoke`` (every refresh token is
   forgotten), ``GET /test/counts`` (authorizations, refreshes).
 
+``--open PORT`` also serves the same MCP server without auth on PORT (the
+reference of make bench-mcp's OAuth row).
+
 ``--legacy`` serves a 2025-03-26 MCP server instead (``legacy_server``)
 whose root metadata names the authorization server on its own port.
 
@@ -43,6 +46,7 @@ from mcp.server.auth.provider import (
 )
 from mcp.server.auth.routes import create_auth_routes
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
+from mcp.server.mcpserver import Context
 from mcp.shared.auth import OAuthClientInformationFull
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -144,21 +148,30 @@ def authorization_server(provider: Provider, issuer: str) -> Starlette:
     return Starlette(routes=routes)
 
 
-def resource_server(provider: Provider, issuer: str, resource: str) -> Any:
+def resource_server(provider: Provider | None, issuer: str, resource: str) -> Any:
+    """The MCP server; with no ``provider``, the same server without auth (``--open``)."""
     from mcp.server.mcpserver import MCPServer
 
     class Verifier:
         async def verify_token(self, token: str) -> AccessToken | None:
+            assert provider is not None
             return await provider.load_access_token(token)
 
-    server = MCPServer("protected", token_verifier=Verifier(),
-                       auth=AuthSettings(issuer_url=issuer, resource_server_url=resource,  # type: ignore[arg-type]
-                                         required_scopes=["mcp"], validate_token_resource=True))
+    if provider is None:
+        server = MCPServer("open")
+    else:
+        server = MCPServer("protected", token_verifier=Verifier(),
+                           auth=AuthSettings(issuer_url=issuer, resource_server_url=resource,  # type: ignore[arg-type]
+                                             required_scopes=["mcp"], validate_token_resource=True))
 
     @server.tool(description="Say who is calling, and with which token (a server that echoes its token).")
-    def whoami() -> str:
+    def whoami(ctx: Context) -> str:  # type: ignore[type-arg]
         token = get_access_token()
-        return f"subject={token.subject if token else None} token={token.token if token else None}"
+        if token is None:  # no auth here: whatever bearer token came with the request, echoed
+            request = ctx.request_context.request
+            header = request.headers.get("authorization") if request is not None else None
+            return f"subject=None token={header.removeprefix('Bearer ') if header else None}"
+        return f"subject={token.subject} token={token.token}"
 
     return server.streamable_http_app(host="127.0.0.1")
 
@@ -181,7 +194,8 @@ def legacy_server(issuer: str) -> Starlette:
                              Route("/.well-known/oauth-authorization-server", metadata, methods=["GET"])])
 
 
-async def serve(as_port: int, rs_port: int, resource: str | None, legacy: bool = False) -> None:
+async def serve(as_port: int, rs_port: int, resource: str | None, legacy: bool = False,
+                open_port: int | None = None) -> None:
     import uvicorn
 
     provider = Provider()
@@ -193,10 +207,14 @@ async def serve(as_port: int, rs_port: int, resource: str | None, legacy: bool =
                                              resource_server(provider, issuer, f"http://127.0.0.1:{rs_port}/{resource}"
                                                              if resource else mcp_url),
                                              host="127.0.0.1", port=rs_port, log_level="warning"))]
+    if open_port is not None:
+        servers.append(uvicorn.Server(uvicorn.Config(resource_server(None, issuer, mcp_url), host="127.0.0.1",
+                                                     port=open_port, log_level="warning")))
     await asyncio.gather(*(s.serve() for s in servers))
 
 
 if __name__ == "__main__":
     args = sys.argv[1:]
     other = args[args.index("--resource") + 1] if "--resource" in args else None
-    asyncio.run(serve(int(args[0]), int(args[1]), other, "--legacy" in args))
+    open_port = int(args[args.index("--open") + 1]) if "--open" in args else None
+    asyncio.run(serve(int(args[0]), int(args[1]), other, "--legacy" in args, open_port))
