@@ -68,9 +68,9 @@ def servers() -> Iterator[Servers]:
     yield from _serve()
 
 
-def _callstream(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _callstream(home: Path, *args: str, extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, CALLSTREAM_HOME=str(home / "data"), CALLSTREAM_CONFIG=str(home / "config.toml"),
-               BROWSER=BROWSER, PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring")
+               BROWSER=BROWSER, PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring", **(extra or {}))
     return subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=120, check=False)
 
@@ -190,3 +190,23 @@ def test_oauth_tokens_are_never_sent_to_another_server(tmp_path: Path) -> None:
         called = _callstream(tmp_path, "mcp", "call", "prot", "whoami", "--approve", "--json")
         assert called.returncode == 0, called.stderr
         assert json.loads(called.stdout)["result"] == "subject=None token=None"
+
+
+def test_identity_assertion_the_idp_refuses_is_a_stated_failure(tmp_path: Path, servers: Servers) -> None:
+    # enterprise-managed sign-in (SEP-990; the whole flow passes the conformance suite's
+    # auth/cross-app-access-complete-flow): an IdP that will not exchange the ID token is said, with its words
+    (tmp_path / "config.toml").write_text(
+        f'[mcp.prot]\nurl = "{servers.url}"\nstartup_timeout = 30\n[mcp.prot.auth]\ngrant = "identity_assertion"\n'
+        f'client_id = "c"\nclient_secret = "${{PROT_SECRET}}"\nidp_token_endpoint = "{servers.issuer}/token"\n'
+        f'idp_client_id = "callstream"\nid_token = "${{PROT_ID_TOKEN}}"\n')
+    secret, id_token = "sec-" + "9" * 24, "idt-" + "7" * 24
+    env = {"PROT_SECRET": secret, "PROT_ID_TOKEN": id_token}
+    listed = _callstream(tmp_path, "mcp", "list", extra=env)
+    assert listed.returncode == 1
+    assert ("prot: failed: sign-in failed: the identity provider refused the token exchange (HTTP 401, "
+            "Invalid client_id)") in listed.stdout, listed.stdout + listed.stderr  # its words, after ours
+    assert "Traceback" not in listed.stderr and servers.control("counts")["authorize"] == 0
+    record = json.loads((tmp_path / "data" / "mcp-auth" / "prot.json").read_text())
+    assert record["pinned_issuer"] == servers.issuer  # found in the server's resource metadata, kept
+    for value in (secret, id_token):
+        assert value not in listed.stdout + listed.stderr

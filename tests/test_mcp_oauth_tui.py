@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from app.settings.config import load_config
+from app.tools.base import NotSent
 from app.tui.app import make_app
 from app.tui.mcp_screen import McpScreen
 from tests.test_mcp_cli import write_config
@@ -74,6 +75,14 @@ async def test_a_server_that_needs_sign_in_gets_a_card_and_signs_in_there(home: 
         assert app.runtime.registry.get("prot__whoami") is not None  # its tools are offered now
         record = json.loads((home / "home" / "mcp-auth" / "prot.json").read_text())
         assert record["tokens"]["access_token"] not in card.text()
+
+        # later a call finds its token expired and the refresh token revoked: the card asks again, saying why
+        servers.control("revoke")
+        servers.control("expire")
+        with pytest.raises(NotSent, match="needs sign-in: it answered 401"):  # at once, not at tool_timeout
+            await hub.servers[0].call("whoami", {}, "key-1")
+        await wait_for(pilot, lambda: card.state == "needed", "the card to ask again")
+        assert "refused the stored refresh token" in card.text() and "401" in card.text()
 
 
 async def test_the_mcp_panel_signs_out_and_in(home: Path, servers: Servers, monkeypatch: pytest.MonkeyPatch) -> None:

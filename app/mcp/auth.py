@@ -158,6 +158,16 @@ class _Remembering:
                     legacy = response
                 try:
                     outgoing = await inner.asend(response)
+                except SignInNeeded:
+                    if _method(request) == "initialize":
+                        raise  # a start that needs sign-in fails saying so (the connection's reason)
+                    # a call: raised here it would end the SDK's transport and leave the call waiting
+                    # for its answer until tool_timeout; the server's own 401 fails it at once instead
+                    # (the connection then says why: ServerConnection.call)
+                    await inner.aclose()
+                    request.headers.pop("Authorization", None)
+                    yield request
+                    return
                 except OAuthFlowError:
                     issuer = self._legacy_issuer_of(legacy)
                     if issuer is None:
@@ -325,6 +335,18 @@ def signed_in_as(store: TokenStore) -> str | None:
     expires = record.get("expires_at")
     left = f", access token for {int(expires - time.time())} s more" if isinstance(expires, int | float) else ""
     return (f"as {who}" if who else "the server did not say as whom") + (f", scope {scope}" if scope else "") + left
+
+
+def _method(request: Any) -> str | None:
+    """The JSON-RPC method an MCP request carries (None: not one)."""
+    import json
+
+    try:
+        body = json.loads(request.content or b"null")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    method = body.get("method") if isinstance(body, dict) else None
+    return method if isinstance(method, str) else None
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:

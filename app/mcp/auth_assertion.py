@@ -39,13 +39,19 @@ from ..settings.mcp import MCPServerConfig, expand
 from ..stream.redact import register_secret
 from .auth_store import TokenStore
 
-__all__ = ["assertion_provider", "TOKEN_EXCHANGE", "ID_JAG", "ID_TOKEN"]
+__all__ = ["assertion_provider", "AssertionRefused", "TOKEN_EXCHANGE", "ID_JAG", "ID_TOKEN"]
 
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
 ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
 #: A stand-in issuer until the server's resource metadata names one (the SDK refuses an empty one).
 _UNKNOWN = "https://issuer.not-yet-discovered.invalid"
+
+
+class AssertionRefused(OAuthTokenError):
+    """The IdP would not vouch (or could not be reached): the whole sentence a person reads."""
+
+    stated = True
 
 
 def assertion_provider(config: MCPServerConfig, store: TokenStore, environ: dict[str, str] | None) -> Any:
@@ -81,19 +87,20 @@ class _Exchange:
             async with httpx.AsyncClient(timeout=30) as client:
                 answer = await client.post(self.endpoint, data=form, auth=basic or httpx.USE_CLIENT_DEFAULT)
         except httpx.HTTPError as exc:
-            raise OAuthTokenError(f"the identity provider at {self.endpoint} could not be reached: {exc}") from None
+            raise AssertionRefused(f"sign-in failed: the identity provider at {self.endpoint} could not be "
+                                   f"reached: {exc}") from None
         try:
             body = answer.json()
         except ValueError:
             body = {}
         if answer.status_code != 200 or not isinstance(body, dict):
             error = body.get("error_description") or body.get("error") if isinstance(body, dict) else None
-            raise OAuthTokenError(f"the identity provider refused the token exchange (HTTP {answer.status_code}"
-                                  + (f", {error}" if error else "") + ")")
+            raise AssertionRefused("sign-in failed: the identity provider refused the token exchange "
+                                   f"(HTTP {answer.status_code}" + (f", {error}" if error else "") + ")")
         grant = body.get("access_token")
         if body.get("issued_token_type") != ID_JAG or not isinstance(grant, str) or not grant:
-            raise OAuthTokenError("the identity provider answered the token exchange without an ID-JAG "
-                                  f"(issued_token_type {body.get('issued_token_type')!r})")
+            raise AssertionRefused("sign-in failed: the identity provider answered the token exchange without an "
+                                   f"ID-JAG (issued_token_type {body.get('issued_token_type')!r})")
         register_secret(grant)
         return grant
 

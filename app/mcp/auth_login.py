@@ -56,6 +56,8 @@ async def sign_in_again(server: Any, sign_in: SignIn) -> None:
     finally:
         server.config = config
         server.sign_in = None
+        if hasattr(server.auth, "sign_in"):  # nobody is there any more: a later 401 is asked again, not waited on
+            server.auth.sign_in = None
         await sign_in.loopback.close()
 
 
