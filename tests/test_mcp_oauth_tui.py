@@ -19,7 +19,7 @@ import pytest
 
 from app.settings.config import load_config
 from app.tools.base import NotSent
-from app.tui.app import make_app
+from app.tui.app import make_app, make_deferred_app
 from app.tui.mcp_screen import McpScreen
 from tests.test_mcp_cli import write_config
 from tests.test_mcp_oauth import BROWSER, Servers, _serve
@@ -50,7 +50,7 @@ def _browse(url: str) -> None:
 
 async def test_a_server_that_needs_sign_in_gets_a_card_and_signs_in_there(home: Path, servers: Servers) -> None:
     _configure(home, servers)
-    app = make_app(config=load_config())
+    app = make_deferred_app()  # as `callstream` starts: the servers open after the first frame
     app.cursor_blink = False
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: _card(app) is not None, "the sign-in card")

@@ -57,6 +57,7 @@ class SignInCard(Vertical, can_focus=True):
         self._keys = Static(Content(_KEYS), classes="sign-keys")
 
     def compose(self) -> ComposeResult:
+        self._url.display = False
         yield self._title
         yield self._body
         yield self._url
@@ -74,7 +75,7 @@ class SignInCard(Vertical, can_focus=True):
         self.set_classes("")
         self._title.update(Content(inert(f"🔒 {self.server} needs sign-in")))
         self._body.update(Content(inert(reason)))
-        self._url.update("")
+        self._url.display = False
         self._keys.update(Content(_KEYS))
 
     def waiting(self, redirect: str) -> None:
@@ -87,13 +88,14 @@ class SignInCard(Vertical, can_focus=True):
     def show_url(self, url: str) -> None:
         """The authorization URL, as text (never a link opened from here)."""
         self._url.update(Content(inert(f"Sign in at: {url}")))
+        self._url.display = True
 
     def done(self, said: str) -> None:
         self.state = "done"
         self.set_classes("-done")
         self._title.update(Content(inert(f"✓ {said}")))
         self._body.update("")
-        self._url.update("")
+        self._url.display = False
         self._keys.update("")
 
     def failed(self, reason: str) -> None:

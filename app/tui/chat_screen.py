@@ -147,7 +147,6 @@ class ChatScreen(Screen[None]):
             prompt.focus()
         if self._pending_session is not None:
             self.attach(self._pending_session)
-        self.signing.attach()
 
     def on_unmount(self) -> None:
         self.signing.detach()
@@ -163,6 +162,7 @@ class ChatScreen(Screen[None]):
         self.exchanges.attach(session)
         self._attached = True
         session.listeners.append(self.live.on_chat_event)
+        self.signing.attach()  # the app's MCP servers exist once a session does (a deferred start opens both)
         self._price_table()
         self.status.set_provider(session.endpoint.label)
         if session.stored is not None:

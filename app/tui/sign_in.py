@@ -32,7 +32,7 @@ class SignInDesk:
 
     def attach(self) -> None:
         hub = self._hub()
-        if hub is None:
+        if hub is None or self._changed in hub.listeners:
             return
         hub.listeners.append(self._changed)
         for server in hub.servers:  # one that asked before the screen was there
