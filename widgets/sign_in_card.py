@@ -103,6 +103,7 @@ class SignInCard(Vertical, can_focus=True):
         self.set_classes("-failed")
         self._title.update(Content(inert(f"✗ {self.server}: not signed in")))
         self._body.update(Content(inert(reason)))
+        self._url.display = False
         self._keys.update(Content(_KEYS))
 
     def text(self) -> str:
