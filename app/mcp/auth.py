@@ -136,9 +136,12 @@ class _Remembering:
             self._legacy_issuer = record["legacy_issuer"]
 
     async def _auth_flow(self, request: Any) -> Any:
-        """The SDK's flow, except that a 401 to a token we hold is first
+        """The SDK's flow, except that: a 401 to a token we hold is first
         answered by a refresh (the server may have expired it before the time
-        it gave): the SDK would go straight to a new sign-in."""
+        it gave: the SDK would go straight to a new sign-in); a call (not a
+        start) that needs sign-in with nobody there ends on the server's 401
+        rather than an exception inside the SDK's transport; a 2025-03-26
+        server's own-origin issuer is accepted (``_legacy_issuer_of``)."""
         refreshed = False
         legacy: Any = None  # the last answer to a 2025-03-26 root metadata request
         inner = super()._auth_flow(request)  # type: ignore[misc]
