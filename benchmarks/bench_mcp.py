@@ -14,7 +14,12 @@
    the line whole, joining each chunk to the text before it) and by
    callstream's ``bounded_stdio`` (``app/mcp/transports.py``: a line past the
    cap is kept as head and tail, cut to ``tool_output_bytes``).
-4. Inlining a 4 KB schema whose shared ``$ref``s name 2**40 nodes for Gemini
+4. A call to an OAuth-protected Streamable HTTP server with a valid token
+   (tests/oauth_server.py: the SDK's bearer check on the server, callstream's
+   OAuth provider on the client, signed in once with ``mcp login``) against
+   the same server without auth, interleaved: the overhead of sign-in's
+   machinery on every call (issue 25: budget 1 ms median).
+5. Inlining a 4 KB schema whose shared ``$ref``s name 2**40 nodes for Gemini
    (issue 24 item 13): bounded at ``MAX_INLINED`` nodes (unbounded, it never
    finishes: no reference can be measured).
 """
@@ -114,6 +119,63 @@ async def round_trips(n: int) -> tuple[list[float], list[float], list[float]]:
     return sdk, ours, dispatched
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def oauth_round_trips(n: int) -> tuple[list[float], list[float]]:
+    """Milliseconds per call of ``whoami``: (without auth, with a valid token)."""
+    import subprocess
+
+    ports = [_free_port() for _ in range(3)]
+    server = subprocess.Popen([sys.executable, "-m", "tests.oauth_server", str(ports[0]), str(ports[1]),
+                               "--open", str(ports[2])], cwd=ROOT, stderr=subprocess.DEVNULL)
+    home = Path(tempfile.mkdtemp(prefix="callstream-bench-oauth-"))
+    config = home / "config.toml"
+    config.write_text(f'[mcp.prot]\nurl = "http://127.0.0.1:{ports[1]}/mcp"\n'
+                      f'[mcp.open]\nurl = "http://127.0.0.1:{ports[2]}/mcp"\n')
+    env = dict(os.environ, CALLSTREAM_HOME=str(home / "data"), CALLSTREAM_CONFIG=str(config),
+               PYTHON_KEYRING_BACKEND="keyring.backends.fail.Keyring",
+               BROWSER=f"{sys.executable} {ROOT / 'scripts' / 'conformance_browser.py'} %s")
+    os.environ.update({key: env[key] for key in ("CALLSTREAM_HOME", "CALLSTREAM_CONFIG", "PYTHON_KEYRING_BACKEND")})
+    try:
+        for _ in range(600):  # until both listen (the server imports the SDK first)
+            if subprocess.run([sys.executable, "-m", "app", "mcp", "login", "prot"], cwd=ROOT, env=env,
+                              capture_output=True, check=False).returncode == 0:
+                break
+            await asyncio.sleep(0.1)
+        else:
+            raise SystemExit("bench-mcp: could not sign in to the test authorization server")
+        registry = Registry([])
+        hub = open_hub(parse_servers({"prot": {"url": f"http://127.0.0.1:{ports[1]}/mcp"},
+                                      "open": {"url": f"http://127.0.0.1:{ports[2]}/mcp"}}, "bench"),
+                       home / "logs")
+        attach_servers(registry, hub)
+        await registry.settled()
+        assert all(s.state == "ready" for s in hub.statuses()), [s.line() for s in hub.statuses()]
+        protected, open_ = registry.get("prot__whoami"), registry.get("open__whoami")
+        assert protected is not None and open_ is not None
+        plain, signed = [], []
+        for i in range(n + 20):
+            took = {}
+            for tool in (open_, protected) if i % 2 else (protected, open_):  # each goes first half the time
+                started = time.perf_counter()
+                await tool.run({}, ToolContext(f"{tool.name}-{i}"))
+                took[tool.name] = (time.perf_counter() - started) * 1000
+            if i >= 20:  # warm-up rounds dropped
+                plain.append(took[open_.name])
+                signed.append(took[protected.name])
+        await registry.aclose()
+        return plain, signed
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
 async def read_line(size: int, ours: bool) -> float:
     """Milliseconds until a child's one ``size``-byte answer line is read."""
     from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -180,6 +242,21 @@ async def main() -> None:
         print(f"| {label} | {median(values):.3f} | {ordered[int(len(ordered) * 0.9)]:.3f} |")
     print(f"\ncallstream's overhead over the SDK: median {median(overhead):.3f} ms "
           f"(ratio {median(ours) / median(sdk):.2f}); budget 2 ms: {'met' if median(overhead) <= 2 else 'MISSED'}")
+
+    plain, signed = await oauth_round_trips(n)
+    extra = [b - a for a, b in zip(plain, signed, strict=True)]
+    print(f"\nA call over Streamable HTTP, with and without OAuth (ms, {n} calls each, interleaved; the same "
+          "server, tests/oauth_server.py)\n")
+    print("| path | median | p90 |")
+    print("|---|---|---|")
+    for label, values in (("the server without auth (reference)", plain),
+                          ("the OAuth-protected server, valid token", signed)):
+        ordered = sorted(values)
+        print(f"| {label} | {median(values):.3f} | {ordered[int(len(ordered) * 0.9)]:.3f} |")
+    apart = median(signed) - median(plain)
+    print(f"\nOAuth's overhead per call: median of the paired differences {median(extra):.3f} ms, difference of "
+          f"the medians {apart:.3f} ms (ratio {median(signed) / median(plain):.2f}); budget 1 ms: "
+          f"{'met' if max(median(extra), apart) <= 1 else 'MISSED'}")
 
     print(f"\nOne large answer line read over stdio (ms, median of {trials}; tool_output_bytes 1 MiB)\n")
     print("| answer | SDK stdio_client (reference) | callstream bounded_stdio | ratio |")

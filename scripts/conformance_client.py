@@ -39,7 +39,13 @@ CIMD_URL = "https://conformance-test.local/client-metadata.json"
 def _config(url: str, context: dict[str, object]) -> str:
     lines = ["[mcp.conf]", f"url = {json.dumps(url)}", "startup_timeout = 20", "tool_timeout = 20"]
     auth: dict[str, object] = {}
-    if "private_key_pem" in context:
+    if "idp_id_token" in context:
+        # enterprise-managed: the IdP's ID token is the person's sign-in (kept in the environment, as a user would)
+        os.environ["CONFORMANCE_ID_TOKEN"] = str(context["idp_id_token"])
+        auth = {"grant": "identity_assertion", "client_id": context["client_id"],
+                "client_secret": context["client_secret"], "idp_token_endpoint": context["idp_token_endpoint"],
+                "idp_client_id": context["idp_client_id"], "id_token": "${CONFORMANCE_ID_TOKEN}"}
+    elif "private_key_pem" in context:
         auth = {"grant": "client_credentials", "client_id": context["client_id"],
                 "private_key": context["private_key_pem"],
                 "signing_algorithm": context.get("signing_algorithm", "ES256")}

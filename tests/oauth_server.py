@@ -17,6 +17,12 @@ tests/test_mcp_oauth.py.
   access token expires now), ``POST /test/revoke`` (every refresh token is
   forgotten), ``GET /test/counts`` (authorizations, refreshes).
 
+``--open PORT`` also serves the same MCP server without auth on PORT (the
+reference of make bench-mcp's OAuth row).
+
+``--legacy`` serves a 2025-03-26 MCP server instead (``legacy_server``)
+whose root metadata names the authorization server on its own port.
+
 ``--resource PATH`` makes the MCP server's metadata name another resource
 on the same host (``/PATH`` instead of ``/mcp``): a server callstream must
 refuse (RFC 9728: the metadata's resource must be the server's).
@@ -40,6 +46,7 @@ from mcp.server.auth.provider import (
 )
 from mcp.server.auth.routes import create_auth_routes
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
+from mcp.server.mcpserver import Context
 from mcp.shared.auth import OAuthClientInformationFull
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -141,26 +148,54 @@ def authorization_server(provider: Provider, issuer: str) -> Starlette:
     return Starlette(routes=routes)
 
 
-def resource_server(provider: Provider, issuer: str, resource: str) -> Any:
+def resource_server(provider: Provider | None, issuer: str, resource: str) -> Any:
+    """The MCP server; with no ``provider``, the same server without auth (``--open``)."""
     from mcp.server.mcpserver import MCPServer
 
     class Verifier:
         async def verify_token(self, token: str) -> AccessToken | None:
+            assert provider is not None
             return await provider.load_access_token(token)
 
-    server = MCPServer("protected", token_verifier=Verifier(),
-                       auth=AuthSettings(issuer_url=issuer, resource_server_url=resource,  # type: ignore[arg-type]
-                                         required_scopes=["mcp"], validate_token_resource=True))
+    if provider is None:
+        server = MCPServer("open")
+    else:
+        server = MCPServer("protected", token_verifier=Verifier(),
+                           auth=AuthSettings(issuer_url=issuer, resource_server_url=resource,  # type: ignore[arg-type]
+                                             required_scopes=["mcp"], validate_token_resource=True))
 
     @server.tool(description="Say who is calling, and with which token (a server that echoes its token).")
-    def whoami() -> str:
+    def whoami(ctx: Context) -> str:  # type: ignore[type-arg]
         token = get_access_token()
-        return f"subject={token.subject if token else None} token={token.token if token else None}"
+        if token is None:  # no auth here: whatever bearer token came with the request, echoed
+            request = ctx.request_context.request
+            header = request.headers.get("authorization") if request is not None else None
+            return f"subject=None token={header.removeprefix('Bearer ') if header else None}"
+        return f"subject={token.subject} token={token.token}"
 
     return server.streamable_http_app(host="127.0.0.1")
 
 
-async def serve(as_port: int, rs_port: int, resource: str | None) -> None:
+def legacy_server(issuer: str) -> Starlette:
+    """A 2025-03-26 MCP server (no resource metadata; its authorization server
+    metadata at its own root) whose metadata names ``issuer``: the real
+    authorization server's, on another origin, which callstream must refuse
+    (only an issuer on the MCP server's own origin stands for it)."""
+
+    async def mcp(request: Request) -> JSONResponse:
+        return JSONResponse({"error": "invalid_token"}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+
+    async def metadata(request: Request) -> JSONResponse:
+        return JSONResponse({"issuer": issuer, "authorization_endpoint": f"{issuer}/authorize",
+                             "token_endpoint": f"{issuer}/token", "registration_endpoint": f"{issuer}/register",
+                             "response_types_supported": ["code"], "code_challenge_methods_supported": ["S256"]})
+
+    return Starlette(routes=[Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]),
+                             Route("/.well-known/oauth-authorization-server", metadata, methods=["GET"])])
+
+
+async def serve(as_port: int, rs_port: int, resource: str | None, legacy: bool = False,
+                open_port: int | None = None) -> None:
     import uvicorn
 
     provider = Provider()
@@ -168,13 +203,18 @@ async def serve(as_port: int, rs_port: int, resource: str | None) -> None:
     mcp_url = f"http://127.0.0.1:{rs_port}/mcp"
     servers = [uvicorn.Server(uvicorn.Config(authorization_server(provider, issuer), host="127.0.0.1",
                                              port=as_port, log_level="warning")),
-               uvicorn.Server(uvicorn.Config(resource_server(provider, issuer, f"http://127.0.0.1:{rs_port}/{resource}"
+               uvicorn.Server(uvicorn.Config(legacy_server(issuer) if legacy else
+                                             resource_server(provider, issuer, f"http://127.0.0.1:{rs_port}/{resource}"
                                                              if resource else mcp_url),
                                              host="127.0.0.1", port=rs_port, log_level="warning"))]
+    if open_port is not None:
+        servers.append(uvicorn.Server(uvicorn.Config(resource_server(None, issuer, mcp_url), host="127.0.0.1",
+                                                     port=open_port, log_level="warning")))
     await asyncio.gather(*(s.serve() for s in servers))
 
 
 if __name__ == "__main__":
     args = sys.argv[1:]
     other = args[args.index("--resource") + 1] if "--resource" in args else None
-    asyncio.run(serve(int(args[0]), int(args[1]), other))
+    open_port = int(args[args.index("--open") + 1]) if "--open" in args else None
+    asyncio.run(serve(int(args[0]), int(args[1]), other, "--legacy" in args, open_port))

@@ -15,15 +15,12 @@ import pytest
 from tests import conformance
 
 #: The scenarios callstream passes; the rest say why not.
-PASSING = frozenset(conformance.SCENARIOS) - {
-    # its root metadata names issuer .../oauth; the SDK refuses metadata whose issuer is not the one it
-    # fetched for (RFC 8414 §3.3, SEP-2468): a security check we keep
-    "auth/2025-03-26-oauth-metadata-backcompat",
-    "auth/cross-app-access-complete-flow",  # the SEP-990 identity assertion grant is not built
-}
+PASSING = frozenset(conformance.SCENARIOS)
+
 #: Run by default: the plain tool path, sign-in with discovery, machine use, a form answered with its defaults.
 SAMPLE = frozenset({"initialize", "tools_call", "auth/metadata-default", "auth/client-credentials-basic",
-                    "elicitation-sep1034-client-defaults"})
+                    "elicitation-sep1034-client-defaults", "auth/2025-03-26-oauth-metadata-backcompat",
+                    "auth/cross-app-access-complete-flow"})
 
 pytestmark = pytest.mark.skipif(conformance.unavailable() is not None,
                                 reason=conformance.unavailable() or "")

@@ -46,3 +46,22 @@ def test_auth_client_credentials_without_a_secret_says_what_it_needs() -> None:
 def test_auth_client_metadata_url_must_be_https() -> None:
     with pytest.raises(MCPConfigError, match="https://"):
         _auth({"client_metadata_url": "http://example.org/c.json"})
+
+
+ASSERTION = {"grant": "identity_assertion", "client_id": "c", "client_secret": "${S}",
+             "idp_token_endpoint": "https://idp.example/token", "idp_client_id": "i", "id_token": "${ID}"}
+
+
+def test_auth_identity_assertion_is_kept_as_written() -> None:
+    auth = _auth(ASSERTION)
+    assert auth.grant == "identity_assertion" and auth.id_token == "${ID}" and auth.issuer is None  # type: ignore[attr-defined]
+
+
+def test_auth_identity_assertion_names_every_missing_key() -> None:
+    with pytest.raises(MCPConfigError, match="identity_assertion\" needs idp_token_endpoint, id_token"):
+        _auth({key: value for key, value in ASSERTION.items() if key not in ("idp_token_endpoint", "id_token")})
+
+
+def test_auth_identity_assertion_endpoint_must_be_a_url() -> None:
+    with pytest.raises(MCPConfigError, match=r"idp_token_endpoint must be an http\(s\):// URL"):
+        _auth({**ASSERTION, "idp_token_endpoint": "idp.example/token"})

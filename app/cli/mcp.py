@@ -109,7 +109,7 @@ async def _started(verb: str, as_json: bool, login: bool = False) -> int:
 
 def _list(hub: Any, as_json: bool) -> int:
     from ..mcp import tool_name
-    from .mcp_login import sign_in_state
+    from ..mcp.auth_login import sign_in_state
 
     statuses = hub.statuses()
     signed = {server.config.name: sign_in_state(server) for server in hub.servers}

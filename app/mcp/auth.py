@@ -24,6 +24,10 @@ What is ours, and why:
   ``TokenStore`` keeps both; ``_initialize`` puts them back.
 - a refresh token the server refuses is forgotten and the reason kept, so
   the next failure says why it is asking again.
+- a 2025-03-26 server whose root metadata names an issuer on its own origin
+  but with a path (``ORIGIN/oauth``): the SDK holds every issuer to RFC 8414
+  §3.3 exactly; ``_legacy_issuer_of`` accepts that one case (see there).
+- the enterprise-managed grant (SEP-990): app/mcp/auth_assertion.py.
 """
 
 from __future__ import annotations
@@ -32,9 +36,11 @@ import asyncio
 import sys
 import time
 import webbrowser
+from collections.abc import Callable
 from typing import Any, TextIO
+from urllib.parse import urlsplit
 
-from mcp.client.auth import OAuthClientProvider
+from mcp.client.auth import OAuthClientProvider, OAuthFlowError
 from mcp.client.auth.extensions.client_credentials import (
     ClientCredentialsOAuthProvider,
     PrivateKeyJWTOAuthProvider,
@@ -51,6 +57,8 @@ from .auth_store import TokenStore
 
 __all__ = ["SignInNeeded", "SignIn", "auth_provider", "token_store"]
 
+#: Where authorization server metadata is asked for (RFC 8414, OpenID discovery).
+_AS_METADATA = ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration")
 #: Seconds ``mcp login`` waits for the browser to come back.
 SIGN_IN_WAIT = 300.0
 
@@ -69,16 +77,22 @@ def token_store(config: MCPServerConfig, environ: dict[str, str] | None = None) 
 class SignIn:
     """A person signing in: the loopback, the URL printed (and the browser)."""
 
-    def __init__(self, out: TextIO | None = None, browser: bool = True) -> None:
+    def __init__(self, out: TextIO | None = None, browser: bool = True,
+                 shown: Callable[[str], None] | None = None) -> None:
+        """``shown``: who shows the URL instead of printing it (the TUI's card)."""
         self.out = out or sys.stderr
         self.browser = browser
+        self.shown = shown
         self.loopback = Loopback()
 
     async def open(self, port: int = 0) -> None:
         await self.loopback.start(port)
 
     async def redirect(self, url: str) -> None:
-        print(inert(f"Sign in at: {url}"), file=self.out, flush=True)
+        if self.shown is not None:
+            self.shown(url)
+        else:
+            print(inert(f"Sign in at: {url}"), file=self.out, flush=True)
         if self.browser:
             await asyncio.to_thread(webbrowser.open, url)
 
@@ -94,6 +108,14 @@ class _Remembering:
     context: Any
     _initialized: bool
     _fixed: OAuthClientInformationFull | None = None
+    #: A 2025-03-26 server's issuer (see ``_legacy_issuer_of``), once accepted.
+    _legacy_issuer: str | None = None
+
+    def _expected_issuer(self) -> str:
+        if self.context.auth_server_url is None and self._legacy_issuer:
+            return self._legacy_issuer
+        expected: str = super()._expected_issuer()  # type: ignore[misc]
+        return expected
 
     async def _initialize(self) -> None:
         await super()._initialize()  # type: ignore[misc]
@@ -110,12 +132,18 @@ class _Remembering:
             self.context.protected_resource_metadata = ProtectedResourceMetadata.model_validate(record["prm"])
         if self._fixed is not None and self.context.client_info is None:
             self.context.client_info = self._fixed
+        if isinstance(record.get("legacy_issuer"), str):
+            self._legacy_issuer = record["legacy_issuer"]
 
     async def _auth_flow(self, request: Any) -> Any:
-        """The SDK's flow, except that a 401 to a token we hold is first
+        """The SDK's flow, except that: a 401 to a token we hold is first
         answered by a refresh (the server may have expired it before the time
-        it gave): the SDK would go straight to a new sign-in."""
+        it gave: the SDK would go straight to a new sign-in); a call (not a
+        start) that needs sign-in with nobody there ends on the server's 401
+        rather than an exception inside the SDK's transport; a 2025-03-26
+        server's own-origin issuer is accepted (``_legacy_issuer_of``)."""
         refreshed = False
+        legacy: Any = None  # the last answer to a 2025-03-26 root metadata request
         inner = super()._auth_flow(request)  # type: ignore[misc]
         try:
             outgoing = await inner.__anext__()
@@ -129,11 +157,57 @@ class _Remembering:
                     inner = super()._auth_flow(request)  # type: ignore[misc]
                     outgoing = await inner.__anext__()
                     continue
-                outgoing = await inner.asend(response)
+                if self.context.auth_server_url is None and outgoing.url.path.startswith(_AS_METADATA):
+                    legacy = response
+                try:
+                    outgoing = await inner.asend(response)
+                except SignInNeeded:
+                    if _method(request) == "initialize":
+                        raise  # a start that needs sign-in fails saying so (the connection's reason)
+                    # a call: raised here it would end the SDK's transport and leave the call waiting
+                    # for its answer until tool_timeout; the server's own 401 fails it at once instead
+                    # (the connection then says why: ServerConnection.call)
+                    await inner.aclose()
+                    request.headers.pop("Authorization", None)
+                    yield request
+                    return
+                except OAuthFlowError:
+                    issuer = self._legacy_issuer_of(legacy)
+                    if issuer is None:
+                        raise
+                    self._legacy_issuer = issuer  # and the flow again, expecting it
+                    self.store.update(legacy_issuer=issuer)
+                    legacy = None
+                    inner = super()._auth_flow(request)  # type: ignore[misc]
+                    outgoing = await inner.__anext__()
         except StopAsyncIteration:
             return
         finally:
             await inner.aclose()
+
+    def _legacy_issuer_of(self, response: Any) -> str | None:
+        """The issuer a 2025-03-26 server's root metadata names, when it may be
+        trusted although it is not the origin the metadata was fetched from.
+
+        The SDK holds the metadata to RFC 8414 §3.3 (its ``issuer`` must be the
+        one its well-known URL was built from); a 2025-03-26 server has no
+        protected resource metadata, its authorization server *is* its origin,
+        and the suite's back-compat server names ``ORIGIN/oauth``. That is
+        accepted only on the legacy path (no resource metadata was found, so
+        ``auth_server_url`` is unset: a 2025-11-25 server's named issuer is
+        still held exactly), only once per flow, and only for an issuer on the
+        very origin (scheme, host, port) of the MCP server the metadata came
+        from: the party that answered is the one the issuer names, so no other
+        authorization server can be mixed up with it."""
+        if self._legacy_issuer is not None or response is None or self.context.auth_server_url is not None:
+            return None
+        try:
+            issuer = response.json().get("issuer")
+        except Exception:
+            return None
+        if not isinstance(issuer, str) or _origin(issuer) != _origin(self.context.server_url):
+            return None
+        return issuer
 
     async def _handle_token_response(self, response: Any) -> None:
         await super()._handle_token_response(response)  # type: ignore[misc]
@@ -180,6 +254,8 @@ class _CodeProvider(_Remembering, OAuthClientProvider):
         self.sign_in = sign_in
         #: The server asked for sign-in and nobody was there (``mcp list`` says "needed").
         self.asked = False
+        #: Told when that happens (the TUI puts a sign-in card in the conversation).
+        self.on_needed: Callable[[], None] | None = None
         super().__init__(url, metadata, store, self._redirect, self._callback,
                          client_metadata_url=auth.client_metadata_url)
         if auth.client_id:
@@ -192,6 +268,8 @@ class _CodeProvider(_Remembering, OAuthClientProvider):
     async def _redirect(self, url: str) -> None:
         if self.sign_in is None:
             self.asked = True
+            if self.on_needed is not None:
+                self.on_needed()
             raise SignInNeeded(self.needed())
         await self.sign_in.redirect(url)
 
@@ -215,6 +293,10 @@ def auth_provider(config: MCPServerConfig, sign_in: SignIn | None = None,
     store.load()  # registers the stored tokens with the redaction before any request
     url = store.url
     auth = config.auth
+    if auth.grant == "identity_assertion":
+        from .auth_assertion import assertion_provider
+
+        return assertion_provider(config, store, environ)
     if auth.grant == "client_credentials":
         assert auth.client_id is not None
         if auth.private_key:
@@ -256,6 +338,23 @@ def signed_in_as(store: TokenStore) -> str | None:
     expires = record.get("expires_at")
     left = f", access token for {int(expires - time.time())} s more" if isinstance(expires, int | float) else ""
     return (f"as {who}" if who else "the server did not say as whom") + (f", scope {scope}" if scope else "") + left
+
+
+def _method(request: Any) -> str | None:
+    """The JSON-RPC method an MCP request carries (None: not one)."""
+    import json
+
+    try:
+        body = json.loads(request.content or b"null")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    method = body.get("method") if isinstance(body, dict) else None
+    return method if isinstance(method, str) else None
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    return parts.scheme, (parts.hostname or "").lower(), parts.port or {"https": 443, "http": 80}.get(parts.scheme)
 
 
 def _claims(token: str) -> str | None:

@@ -18,7 +18,10 @@ _PAGE = ("<!doctype html><meta charset=utf-8><title>callstream</title>"
 
 
 class SignInRefused(Exception):
-    """The authorization server sent the browser back with an error."""
+    """The authorization server sent the browser back with an error (or
+    nothing came back). Its text is the whole sentence a person reads."""
+
+    stated = True
 
 
 class Loopback:
@@ -71,13 +74,14 @@ class Loopback:
         try:
             query = await asyncio.wait_for(asyncio.shield(self._result), timeout)
         except TimeoutError:
-            raise SignInRefused(f"no answer came back to {self.redirect_uri} within {timeout:g} s") from None
+            raise SignInRefused(f"not signed in: no answer came back to {self.redirect_uri} "
+                                f"within {timeout:g} s") from None
         finally:
             self._result = asyncio.get_running_loop().create_future()
         if "error" in query:
             detail = query.get("error_description") or ""
-            raise SignInRefused(f"the authorization server answered {query['error']}" + (f": {detail}" if detail
-                                                                                         else ""))
+            raise SignInRefused(f"sign-in refused: the authorization server answered {query['error']}"
+                                + (f": {detail}" if detail else ""))
         return query
 
     async def close(self) -> None:

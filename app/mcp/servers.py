@@ -347,6 +347,8 @@ class ServerConnection:
             if exc.code == CONNECTION_CLOSED and self._closed_before_send():  # the SDK's, not the server's
                 self._mark_broken(str(exc))
                 raise TransportLost(f"the {name} server went away during the call: {exc}") from None
+            if getattr(self.auth, "asked", False):  # its 401 and nobody to sign in (app/mcp/auth.py)
+                raise NotSent(self.auth.needed()) from None
             raise  # the server's own error answer: a failed call, in its words
         except ValidationError as exc:
             errors = exc.errors()

@@ -171,7 +171,8 @@ class CallstreamApp(App[None]):
     def action_mcp_servers(self) -> None:
         from .mcp_screen import McpScreen
 
-        self.push_screen(McpScreen(self.runtime.mcp))
+        screen = self.screen
+        self.push_screen(McpScreen(self.runtime.mcp, getattr(screen, "signing", None)))
 
     def action_open_transcripts(self) -> None:
         from ..files.paths import recordings_dir

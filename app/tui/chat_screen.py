@@ -28,6 +28,7 @@ from widgets.approval_prompt import ApprovalPrompt
 from widgets.elicitation_form import ElicitationForm
 from widgets.note import NoteBlock
 from widgets.prompt_input import PromptInput
+from widgets.sign_in_card import SignInCard
 from widgets.status_line import StatusLine
 
 from ..chat.window import Room, room_of
@@ -42,6 +43,7 @@ from .context import SlashContext
 from .exchange import Exchanges
 from .keys import APPROVAL_KEYS, APPROVAL_LETTERS, CHAT_KEYS
 from .live import LiveView
+from .sign_in import SignInDesk
 from .status import Status
 from .tally import Tally
 from .transcript import Transcript
@@ -110,6 +112,8 @@ class ChatScreen(Screen[None]):
         self.exchanges = Exchanges(self.transcript, self.status, self.composer, self.note, self._run_exchange)
         self.compacting = Compacting(lambda: self.host.runtime, lambda: self.session, self.exchanges,
                                      self.tree_control, self.status, self.note, self._run_exchange)
+        self.signing = SignInDesk(lambda: getattr(getattr(self.host, "runtime", None), "mcp", None), self._card,
+                                  self.call_later, self._run_sign_in)
         self.live = LiveView(self.transcript, self.status, self.tally, self.tree_control, self.approvals.awaiting,
                              self.call_later, self.call_after_refresh)
 
@@ -144,6 +148,9 @@ class ChatScreen(Screen[None]):
         if self._pending_session is not None:
             self.attach(self._pending_session)
 
+    def on_unmount(self) -> None:
+        self.signing.detach()
+
     def attach(self, session: ChatSession) -> None:
         """The conversation to show and drive (a deferred start calls this
         after the first frame); what was typed meanwhile is sent now."""
@@ -155,6 +162,7 @@ class ChatScreen(Screen[None]):
         self.exchanges.attach(session)
         self._attached = True
         session.listeners.append(self.live.on_chat_event)
+        self.signing.attach()  # the app's MCP servers exist once a session does (a deferred start opens both)
         self._price_table()
         self.status.set_provider(session.endpoint.label)
         if session.stored is not None:
@@ -389,6 +397,22 @@ class ChatScreen(Screen[None]):
     def _elicitation_answered(self, message: ElicitationForm.Answered) -> None:
         """The person's answer to a server's request: the session checks it (a refusal stays on the form)."""
         message.form.show_problems(self.session.asking.answer(message.key, message.action, message.entered))
+
+    def _card(self, card: SignInCard) -> None:
+        """A sign-in card at the end; it takes the keys unless the person is typing."""
+        self.transcript.add(card)
+        self.action_jump_to_latest()
+        prompt = self.prompt
+        if prompt is None or not prompt.text:
+            self.call_after_refresh(card.focus)
+
+    @on(SignInCard.Chosen)
+    def _sign_in_chosen(self, message: SignInCard.Chosen) -> None:
+        self.signing.chosen(message.card, message.browser)
+
+    def _run_sign_in(self, work: Coroutine[Any, Any, None]) -> None:
+        """A sign-in runs on the app (a /new screen does not cut it off)."""
+        self.app.run_worker(work, group="sign-in", exit_on_error=False)
 
     def _run_exchange(self, work: Coroutine[Any, Any, None]) -> None:
         """``work`` as the one exchange running (a send, a retry, an answered stored approval)."""
