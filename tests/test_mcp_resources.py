@@ -1,0 +1,196 @@
+"""Issue 26 items 5 and 7: a server's resources — read by the model through the built-in,
+read-only ``read_resource`` after a tool returned a link or an embedded resource, listed and read
+on the command line, attached to a person's message, re-listed when the server says they
+changed — against server-everything (peers/everything) and in-memory SDK servers."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+from mcp.server import Server
+
+from app.chat.session import ChatSession
+from app.cli import main
+from app.ledger import SqliteLedger as Ledger
+from app.mcp import attach_servers, open_hub
+from app.mcp.catalog import catalog_of
+from app.mcp.resources import READER_NAME, ResourceError, as_attachments, as_text, read
+from app.net.endpoint import Endpoint
+from app.net.stream import Timeouts
+from app.settings.mcp import parse_servers
+from app.stream import ToolCallBlock
+from app.stream.resource_lines import resource_refs
+from app.tools.approvals import Approvals
+from app.tools.registry import Registry
+from tests import streamgen
+from tests.faultserver import FaultServer, Reply
+from tests.test_mcp_everything import everything
+from tests.waiting import wait_until
+
+LINKED = "demo://resource/dynamic/text/2"
+
+
+async def test_a_resource_link_on_a_card_is_read_by_the_model_through_the_read_only_built_in(tmp_path: Path) -> None:
+    registry = Registry([])
+    hub = open_hub(parse_servers({"ev": everything(approval="never")}, "test"), tmp_path / "logs")
+    attach_servers(registry, hub)
+    await registry.settled()
+    try:
+        reader = registry.get(READER_NAME)
+        assert reader is not None and reader.read_only  # offered: ev declares resources
+        assert reader.parameters["properties"]["server"]["enum"] == ["ev"]
+        assert Approvals().decide(reader) == "run"  # the one approval function treats it as any read
+        first = streamgen.interleave(
+            streamgen.call_script(0, "c0", "ev__get-resource-links", json.dumps({"count": 2})),
+            streamgen.call_script(1, "c1", "ev__get-resource-reference", json.dumps({})))
+        second = streamgen.call_script(0, "c2", READER_NAME, json.dumps({"server": "ev", "uri": LINKED}))
+        with FaultServer() as model:
+            model.replies.append(Reply(streamgen.anthropic(first)))
+            model.replies.append(Reply(streamgen.anthropic(second)))
+            model.replies.append(Reply(streamgen.anthropic([("text", "Read it.")], stop_reason="end_turn")))
+            session = ChatSession(Endpoint("anthropic", model.url, "m", "test"), registry, Ledger(tmp_path / "l.db"),
+                                  "conv-resources", backoff=0.01, timeouts=Timeouts(10.0, 30.0, 60.0))
+            try:
+                done = await session.send("what do the resources say?")
+            finally:
+                await session.aclose()
+    finally:
+        await registry.aclose()
+    assert done.status == "done", done
+    assert READER_NAME in {t["name"] for t in model.requests[0]["body"]["tools"]}
+    links, embedded = [b for b in session.turns[0].blocks if isinstance(b, ToolCallBlock)]
+    # the card: the links as resource lines it can open, the embedded resource's text after its line
+    assert f"[resource link {LINKED}: text/plain]" in (links.result or "")
+    assert resource_refs(links.result or "") == ["demo://resource/dynamic/blob/1", LINKED]
+    assert resource_refs(embedded.result or "") == ["demo://resource/dynamic/text/1"]
+    assert "Resource 1: This is a plaintext resource" in (embedded.result or "")
+    # the model read the linked resource through the built-in, and was sent what it says
+    (reading,) = [b for b in session.turns[1].blocks if isinstance(b, ToolCallBlock)]
+    assert (reading.name, reading.state) == (READER_NAME, "ran"), (reading.state, reading.result)
+    assert f"[resource {LINKED}: text/plain" in (reading.result or "")
+    assert "Resource 2: This is a plaintext resource" in (reading.result or "")
+    assert "Resource 2: This is a plaintext resource" in json.dumps(model.requests[2]["body"]["messages"])
+
+
+async def test_resources_templates_and_prompts_are_listed_and_read(tmp_path: Path) -> None:
+    hub = open_hub(parse_servers({"ev": everything()}, "test"), tmp_path / "logs")
+    catalog = catalog_of(hub)
+    hub.start()
+    try:
+        await hub.wait_settled()
+        await wait_until(lambda: catalog.offered["ev"].prompts, "ev's prompts to be listed")
+        await catalog.settled()
+        offered = catalog.offered["ev"]
+        assert "demo://resource/static/document/architecture.md" in [r.uri for r in offered.resources]
+        assert "demo://resource/dynamic/text/{resourceId}" in [t.uri_template for t in offered.templates]
+        assert {p.name for p in offered.prompts} >= {"simple-prompt", "args-prompt", "resource-prompt"}
+        blob = as_text(await read(catalog, "ev", "demo://resource/dynamic/blob/1"), 100_000)
+        assert blob.startswith("[resource demo://resource/dynamic/blob/1: text/plain, ")  # a blob that is text
+        assert "Resource 1" in blob
+        (attached,) = as_attachments(await read(catalog, "ev", "demo://resource/dynamic/text/3"))
+        assert attached.name == "demo://resource/dynamic/text/3" and attached.kind == "text"
+        assert b"Resource 3" in attached.data
+        with pytest.raises(ResourceError, match="no connected MCP server named 'nope'"):
+            await read(catalog, "nope", "x://y")
+        with pytest.raises(ResourceError, match="ev could not read demo://nothing"):
+            await read(catalog, "ev", "demo://nothing")
+    finally:
+        await hub.close()
+
+
+def _changing() -> tuple[Server[Any], dict[str, list[str]]]:
+    """An in-memory server whose resources and prompts are what ``names`` says now; its one tool
+    adds a resource and a prompt and says so (on the 2026-07-28 ``subscriptions/listen`` stream)."""
+    from mcp.server.subscriptions import (
+        InMemorySubscriptionBus,
+        ListenHandler,
+        PromptsListChanged,
+        ResourcesListChanged,
+    )
+
+    bus = InMemorySubscriptionBus()
+    names: dict[str, list[str]] = {"resources": ["mem://a"], "prompts": ["first"]}
+
+    async def read_resource(ctx: Any, params: Any) -> types.ReadResourceResult:
+        if params.uri == "mem://bin":
+            blob = base64.b64encode(bytes(range(256))).decode()
+            return types.ReadResourceResult(contents=[types.BlobResourceContents(uri="mem://bin", blob=blob,
+                                                                                 mime_type="application/x-thing")])
+        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=params.uri, text="hi\x1b[2J there",
+                                                                             mime_type="text/plain")])
+
+    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[types.Resource(uri=u, name=u) for u in names["resources"]])
+
+    async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[types.Prompt(name=n) for n in names["prompts"]])
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[types.Tool(name="grow", input_schema={"type": "object"})])
+
+    async def call_tool(ctx: Any, params: Any) -> types.CallToolResult:
+        names["resources"].append("mem://b")
+        names["prompts"].append("second")
+        await bus.publish(ResourcesListChanged())
+        await bus.publish(PromptsListChanged())
+        return types.CallToolResult(content=[types.TextContent(text="grown")])
+
+    return Server("changing", on_list_resources=list_resources, on_read_resource=read_resource,
+                  on_list_prompts=list_prompts, on_list_tools=list_tools, on_call_tool=call_tool,
+                  on_subscriptions_listen=ListenHandler(bus)), names
+
+
+async def test_resources_and_prompts_list_changed_re_list_them(tmp_path: Path) -> None:
+    server, _ = _changing()
+    hub = open_hub(parse_servers({"mem": {"command": "unused"}}, "test"), tmp_path, targets={"mem": server})
+    catalog = catalog_of(hub)
+    told: list[int] = []
+    catalog.listeners.append(lambda: told.append(1))
+    hub.start()
+    try:
+        await hub.wait_settled()
+        await wait_until(lambda: catalog.offered["mem"].prompts, "the first listing")
+        await catalog.settled()
+        assert [r.uri for r in catalog.offered["mem"].resources] == ["mem://a"]
+        before = len(told)
+        await hub.servers[0].call("grow", {}, "k-grow")
+        await wait_until(lambda: [p.name for p in catalog.offered["mem"].prompts] == ["first", "second"]
+                         and [r.uri for r in catalog.offered["mem"].resources] == ["mem://a", "mem://b"],
+                         "both lists listed again", seen=lambda: catalog.offered["mem"])
+        assert len(told) > before
+        binary = as_text(await read(catalog, "mem", "mem://bin"), 100_000)
+        assert binary == "[resource mem://bin: application/x-thing, 256 B] (binary content, not shown to the model)"
+        (summary,) = as_attachments(await read(catalog, "mem", "mem://bin"))
+        assert summary.kind == "text" and summary.data.decode() == binary  # a stated summary, never the bytes
+    finally:
+        await hub.close()
+
+
+def test_mcp_resources_and_mcp_read_on_the_command_line(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    table = everything()
+    args = ", ".join(json.dumps(a) for a in table["args"])
+    (home / "config.toml").write_text(f"[mcp.ev]\ncommand = {json.dumps(table['command'])}\nargs = [{args}]\n"
+                                      "startup_timeout = 60\n")
+    assert main(["mcp", "resources", "ev"]) == 0
+    out = capsys.readouterr().out
+    assert "demo://resource/static/document/architecture.md" in out
+    assert "demo://resource/dynamic/text/{resourceId}" in out
+    assert main(["mcp", "read", "ev", "demo://resource/dynamic/text/4"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("[resource demo://resource/dynamic/text/4: text/plain") and "Resource 4" in out
+    assert main(["mcp", "read", "ev", "demo://nothing"]) == 1
+    assert "ev could not read demo://nothing" in capsys.readouterr().err
+    assert main(["mcp", "resources", "nope"]) == 2
+    assert "no MCP server named 'nope'" in capsys.readouterr().err
+
+
+def test_a_resource_line_names_its_uri_once_and_a_hostile_uri_stays_one_token() -> None:
+    from app.stream.resource_lines import link_line
+
+    text = "\n".join([link_line("a://x y\nz", None), link_line("a://x y\nz", "text/plain"), "[resource b://c: t, 1 B]"])
+    assert resource_refs(text) == ["a://xyz", "b://c"]
