@@ -33,6 +33,7 @@ from widgets.status_line import StatusLine
 from ..chat.window import Room, room_of
 from ..rules import prices
 from ..rules.prices import PriceBook
+from ..stream.inert import inert
 from . import slash
 from .approval_desk import ApprovalDesk
 from .commands import builtin_commands
@@ -50,6 +51,7 @@ from .tree import TreeController
 if TYPE_CHECKING:
     from ..chat.session import ChatSession
     from .host import ChatHost
+    from .mcp_commands import McpCommands
     from .slash import CommandTable
 
 # The widgets of a reply (Markdown and markdown-it, the forming preview), the
@@ -94,6 +96,8 @@ class ChatScreen(Screen[None]):
         self._focus = focus
         #: Tools the user switched off with /tools off (this conversation only).
         self.disabled_tools: set[str] = set()
+        #: The MCP servers' prompts, resources and ``@`` completion (made when a session with servers attaches).
+        self.mcp: McpCommands | None = None
         #: What the conversation cost (the status line), and the exchange in progress (its line).
         self.tally = Tally(self._prices)
         self.status = Status(self, lambda: self.host.clock(), lambda: self.session.busy)
@@ -154,6 +158,7 @@ class ChatScreen(Screen[None]):
         self.approvals.attach(session)
         self.exchanges.attach(session)
         self._attached = True
+        self._mcp_commands()
         session.listeners.append(self.live.on_chat_event)
         self._price_table()
         self.status.set_provider(session.endpoint.label)
@@ -226,11 +231,44 @@ class ChatScreen(Screen[None]):
             compact=self.compacting.start,
             clear=self.clear_screen,
             new_conversation=host.new_conversation, show_mcp_servers=host.action_mcp_servers,
-            attach=self.exchanges.pending.append)
+            attach=self.exchanges.pending.append, propose=self.composer.propose,
+            show_resource=self.transcript.show_resource)
+
+    def _mcp_commands(self) -> None:
+        """The MCP servers' prompts as commands, ``@server:uri`` and ``/resource`` (with a server configured)."""
+        runtime = self.host.runtime
+        if runtime is None or runtime.mcp is None or self.mcp is not None:
+            return
+        from .mcp_commands import McpCommands
+
+        self.mcp = McpCommands(self.commands, runtime.mcp)
+        self.mcp.set_text = self.composer.completed_later
+        self.composer.completers.append(self.mcp.complete)
 
     def send(self, text: str) -> None:
         """Send a prompt now (sending scrolls to the bottom); with ``compact = "auto"``, compact first
         when the window is nearly full."""
+        if self.mcp is not None and self.mcp.mentions(text):
+            self.run_worker(self._send_mentioning(text), group="mentions")
+            return
+        if self.compacting.due():
+            self.compacting.then_send(text)
+            return
+        self.exchanges.send(text)
+
+    async def _send_mentioning(self, text: str) -> None:
+        """``@server:uri`` resources read and attached, then the message sent; one that cannot be read
+        sends nothing and gives the text back to the box."""
+        from ..mcp.resources import ResourceError
+
+        assert self.mcp is not None
+        try:
+            items = await self.mcp.read_mentions(text)
+        except ResourceError as exc:
+            self.note(f"Not sent: {inert(str(exc))}. Your message is back in the input box.", "error")
+            self.composer.propose(text)
+            return
+        self.exchanges.pending += items
         if self.compacting.due():
             self.compacting.then_send(text)
             return
