@@ -60,6 +60,15 @@ async def test_a_servers_prompts_are_slash_commands_whose_expansion_is_shown_bef
         box(app).text = "/ev:simp"
         await pilot.press("tab")
         assert box(app).text == "/ev:simple-prompt"
+        # an argument completed by the server (completion/complete), given the ones typed before it
+        box(app).text = "/ev:completable-prompt department=Eng"
+        await pilot.press("tab")
+        await wait_for(pilot, lambda: box(app).text == "/ev:completable-prompt department=Engineering",
+                       "the server's completion", seen=lambda: box(app).text)
+        box(app).text = "/ev:completable-prompt department=Engineering name=A"
+        await pilot.press("tab")
+        await wait_for(pilot, lambda: box(app).text == "/ev:completable-prompt department=Engineering name=Alice",
+                       "the completion for the department typed", seen=lambda: box(app).text)
         await enter(app, pilot, "/ev:args-prompt")  # its required argument missing: said, nothing sent
         await wait_for(pilot, lambda: any("/ev:args-prompt needs city" in n for n in notes(app)), "the usage")
         await enter(app, pilot, '/ev:args-prompt "New York" state=NY')

@@ -66,6 +66,7 @@ class Composer:
         if prompt is not None and prompt.text == before:
             prompt.text = after
             self._cursor_to_end(prompt)
+            prompt.focus()  # the Tab that asked moved the focus on
 
     @property
     def prompt(self) -> PromptInput | None:

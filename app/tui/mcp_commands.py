@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Callable
+import shlex
+from collections.abc import Callable, Coroutine
+from dataclasses import replace
 from os.path import commonprefix
 from typing import TYPE_CHECKING, Any
 
@@ -119,6 +121,7 @@ class McpCommands:
         server's suggestion arrives later (``set_text``)."""
         match = re.search(r"(?<!\S)@([A-Za-z0-9_-]*)(?::(\S*))?$", text)
         if match is None:
+            self._complete_prompt_argument(text)
             return None
         head = text[:match.start()]
         server, typed = match.group(1), match.group(2)
@@ -139,6 +142,47 @@ class McpCommands:
             return f"{head}@{server}:{common}"
         self._complete_template(text, head, server, typed)
         return None
+
+    def _complete_prompt_argument(self, text: str) -> None:
+        """``/server:prompt … name=Par`` + Tab: the server's suggestion for that argument (given the
+        ones typed before it), where it offers completion; it arrives later (``set_text``)."""
+        from mcp_types import PromptReference
+
+        from ..mcp.prompts import PromptError, parse_arguments
+        from ..mcp.resources import complete
+
+        match = re.fullmatch(r"/([A-Za-z0-9_-]{1,40}):(\S+) (.*?)(\S*)", text, re.S)
+        found = next((p for s, p in self.catalog.prompts() if match and (s, p.name) == match.group(1, 2)), None)
+        if match is None or found is None or self.set_text is None:
+            return
+        server, before, word = match.group(1), match.group(3), match.group(4)
+        name, equals, value = word.partition("=")
+        try:
+            context = parse_arguments(server, replace(found, arguments=tuple(
+                replace(a, required=False) for a in found.arguments)), before)
+        except PromptError:
+            return
+        if not equals:  # by position: the first argument not yet given
+            name, value = next((a.name for a in found.arguments if a.name not in context), ""), word
+        if not name:
+            return
+        head = text[:len(text) - len(word)] + (f"{name}=" if equals else "")
+
+        async def ask(set_text: Callable[[str, str], None] = self.set_text) -> None:
+            values = await complete(self.catalog, server, PromptReference(name=found.name), name, value, context)
+            common = commonprefix(values)
+            if common and len(common) >= len(value):
+                set_text(text, head + (shlex.quote(common) if len(values) == 1 else common))
+
+        self._spawn(ask())
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        with contextlib.suppress(RuntimeError):
+            import asyncio
+
+            task = asyncio.get_running_loop().create_task(work)
+            _TASKS.add(task)
+            task.add_done_callback(_TASKS.discard)
 
     def _complete_template(self, text: str, head: str, server: str, typed: str) -> None:
         """Ask the server to complete a template's variable (the one after the template's fixed start)."""
@@ -163,12 +207,7 @@ class McpCommands:
                 if common and len(common) >= len(value):
                     set_text(text, f"{head}@{server}:{start}{common}")
 
-            with contextlib.suppress(RuntimeError):
-                import asyncio
-
-                task = asyncio.get_running_loop().create_task(ask())
-                _TASKS.add(task)
-                task.add_done_callback(_TASKS.discard)
+            self._spawn(ask())
             return
 
     # -- /resource -------------------------------------------------------------------------
@@ -247,11 +286,7 @@ class McpCommands:
         """A subscribed resource changed: the cards that show it read it again."""
         if (server, uri) not in self.opened:
             return
-        import asyncio
-
-        task = asyncio.get_running_loop().create_task(self._read_onto(server, uri))
-        _TASKS.add(task)
-        task.add_done_callback(_TASKS.discard)
+        self._spawn(self._read_onto(server, uri))
 
 
 _TASKS: set[Any] = set()
