@@ -247,6 +247,9 @@ class McpCommands:
                 lines.append(f"@{name}:{template.uri_template}  (template) {template.name}")
             if offered.problem:
                 lines.append(f"{name}: {offered.problem}")
+        waiting = [s.config.name for s in self.catalog.hub.servers if s.status.state == "connecting"]
+        if waiting:
+            lines.append(f"still connecting: {', '.join(waiting)} (/resource again lists theirs)")
         if not lines:
             return "No connected MCP server offers resources."
         return "Resources (@server:uri in a message attaches one; Tab completes):\n" + inert("\n".join(lines))
