@@ -248,11 +248,11 @@ class McpCommands:
             if offered.problem:
                 lines.append(f"{name}: {offered.problem}")
         waiting = [s.config.name for s in self.catalog.hub.servers if s.status.state == "connecting"]
-        if waiting:
-            lines.append(f"still connecting: {', '.join(waiting)} (/resource again lists theirs)")
+        later = f"Still connecting: {', '.join(waiting)} (/resource again lists theirs)." if waiting else ""
         if not lines:
-            return "No connected MCP server offers resources."
-        return "Resources (@server:uri in a message attaches one; Tab completes):\n" + inert("\n".join(lines))
+            return later or "No connected MCP server offers resources."
+        return ("Resources (@server:uri in a message attaches one; Tab completes):\n" + inert("\n".join(lines))
+                + (f"\n{later}" if later else ""))
 
     async def _open(self, context: SlashContext) -> None:
         from ..mcp.resources import subscribe
