@@ -194,3 +194,136 @@ def test_a_resource_line_names_its_uri_once_and_a_hostile_uri_stays_one_token() 
 
     text = "\n".join([link_line("a://x y\nz", None), link_line("a://x y\nz", "text/plain"), "[resource b://c: t, 1 B]"])
     assert resource_refs(text) == ["a://xyz", "b://c"]
+
+
+def fixture_server(**extra: Any) -> dict[str, Any]:
+    import sys
+
+    from tests.conftest import ROOT
+
+    return {"command": sys.executable, "args": ["-m", "tests.mcp_resources_fixture"], "cwd": str(ROOT),
+            "startup_timeout": 60, **extra}
+
+
+async def test_an_image_resource_read_by_the_model_reaches_it_as_an_image(tmp_path: Path, home: Path) -> None:
+    registry = Registry([])
+    attach_servers(registry, open_hub(parse_servers({"rx": fixture_server()}, "test"), tmp_path / "logs"))
+    await registry.settled()
+    try:
+        script = streamgen.call_script(0, "c0", READER_NAME, json.dumps({"server": "rx", "uri": "img://pixel"}))
+        with FaultServer() as model:
+            model.replies.append(Reply(streamgen.anthropic(script)))
+            model.replies.append(Reply(streamgen.anthropic([("text", "A picture.")], stop_reason="end_turn")))
+            session = ChatSession(Endpoint("anthropic", model.url, "m", "test"), registry, Ledger(tmp_path / "l.db"),
+                                  "conv-image", backoff=0.01, timeouts=Timeouts(10.0, 30.0, 60.0))
+            try:
+                done = await session.send("look at the pixel")
+            finally:
+                await session.aclose()
+    finally:
+        await registry.aclose()
+    assert done.status == "done", done
+    (call,) = [b for b in session.turns[0].blocks if isinstance(b, ToolCallBlock)]
+    assert call.state == "ran" and "(sent to the model as an image; attachment " in (call.result or "")
+    sent = json.dumps(model.requests[1]["body"]["messages"])
+    assert '"type": "image"' in sent and '"media_type": "image/png"' in sent  # the image itself, in the result
+
+
+async def test_a_tool_result_with_resource_links_lists_them_for_the_card(tmp_path: Path) -> None:
+    from tests.mcp_resources_fixture import HOSTILE
+
+    registry = Registry([])
+    hub = open_hub(parse_servers({"rx": fixture_server()}, "test"), tmp_path / "logs")
+    attach_servers(registry, hub)
+    await registry.settled()
+    try:
+        tool = registry.get("rx__linker")
+        assert tool is not None
+        from app.tools.base import ToolContext
+
+        text = await tool.run({}, ToolContext("k"))
+        assert resource_refs(text) == ["hostile://note", "img://pixel", "bin://blob"]
+        catalog = catalog_of(hub)
+        note = as_text(await read(catalog, "rx", "hostile://note"), 100_000)
+        assert note.endswith(HOSTILE)  # the model gets the text as the server wrote it; screens show it inert
+        assert as_text(await read(catalog, "rx", "bin://blob"), 100_000).endswith("(binary content, not shown to "
+                                                                                  "the model)")
+    finally:
+        await registry.aclose()
+
+
+async def test_read_resource_without_a_uri_is_a_failed_call_that_says_what_it_needs(tmp_path: Path) -> None:
+    from app.tools.base import ToolContext, ToolError
+
+    registry = Registry([])
+    attach_servers(registry, open_hub(parse_servers({"rx": fixture_server()}, "test"), tmp_path / "logs"))
+    await registry.settled()
+    try:
+        reader = registry.get(READER_NAME)
+        assert reader is not None
+        with pytest.raises(ToolError, match=r"read_resource needs a server \(one of rx\) and a uri"):
+            await reader.run({"server": "rx"}, ToolContext("k"))
+        with pytest.raises(ToolError, match="no connected MCP server named 'elsewhere'"):
+            await reader.run({"server": "elsewhere", "uri": "a://b"}, ToolContext("k2"))
+    finally:
+        await registry.aclose()
+
+
+# -- pure parts: the resource lines and a prompt's typed arguments (properties and bad input) ---------------------
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from app.mcp.catalog import Prompt, PromptArgument  # noqa: E402
+from app.mcp.prompts import PromptError, parse_arguments  # noqa: E402
+from app.stream.resource_lines import binary_line, link_line, resource_head  # noqa: E402
+
+_URI = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40)
+
+
+@given(st.lists(st.tuples(_URI, st.sampled_from(["link", "head", "binary"]), st.text(max_size=30)), max_size=8),
+       st.text(max_size=200))
+def test_every_resource_line_is_found_again_once_whatever_surrounds_it(lines: list[tuple[str, str, str]],
+                                                                      noise: str) -> None:
+    text = noise.replace("[resource", "(resource")
+    expected: list[str] = []
+    for uri, kind, body in lines:
+        made = {"link": link_line(uri, "text/plain"), "head": resource_head(uri, None, "1 B"),
+                "binary": binary_line(uri, "x/y", "2 B")}[kind]
+        text += f"\n{made}\n{body.replace('[resource', '(resource')}"
+        one = "".join(uri.split()) or "?"
+        if one not in expected and "]" not in one:
+            expected.append(one)
+    found = resource_refs(text)
+    assert [u for u in found if u in expected] == expected
+
+
+ARGS = Prompt("p", arguments=(PromptArgument("city", required=True), PromptArgument("state")))
+
+
+@given(st.text(min_size=1, max_size=30), st.one_of(st.none(), st.text(max_size=30)))
+def test_prompt_arguments_typed_quoted_are_read_back_as_typed(city: str, state: str | None) -> None:
+    import shlex
+
+    typed = f"city={shlex.quote(city)}" + (f" state={shlex.quote(state)}" if state is not None else "")
+    expected = {"city": city, **({"state": state} if state is not None else {})}
+    assert parse_arguments("s", ARGS, typed) == expected
+
+
+def test_a_prompt_argument_by_position_fills_the_first_not_named() -> None:
+    assert parse_arguments("s", ARGS, "state=NY 'New York'") == {"state": "NY", "city": "New York"}
+
+
+def test_a_missing_required_prompt_argument_names_the_usage() -> None:
+    with pytest.raises(PromptError, match=r"/s:p needs city; usage: /s:p city=… \[state=…\]"):
+        parse_arguments("s", ARGS, "state=NY")
+
+
+def test_one_prompt_argument_too_many_is_refused() -> None:
+    with pytest.raises(PromptError, match="takes no more arguments"):
+        parse_arguments("s", ARGS, "a b c")
+
+
+def test_an_unclosed_quote_in_prompt_arguments_is_refused() -> None:
+    with pytest.raises(PromptError, match="cannot read the arguments"):
+        parse_arguments("s", ARGS, "city='Paris")

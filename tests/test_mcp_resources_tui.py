@@ -106,6 +106,11 @@ async def test_an_at_resource_is_completed_with_tab_and_attached_when_the_messag
         await wait_for(pilot, lambda: any("Not sent: ev could not read demo://nothing/here" in n for n in notes(app)),
                        "the refusal")
         assert box(app).text == "And @ev:demo://nothing/here ?" and len(app.session.turns) == 1
+        await enter(app, pilot, "/resource elsewhere:a://b")
+        await wait_for(pilot, lambda: any("no connected MCP server named 'elsewhere' offers resources (those that "
+                                          "do: ev)" in n for n in notes(app)), "the refusal of an unknown server")
+        await enter(app, pilot, "/resource ???")
+        await wait_for(pilot, lambda: any(n.startswith("Usage: /resource") for n in notes(app)), "the usage")
 
 
 async def test_resource_open_shows_a_cards_linked_resources_on_it_inert_and_again_when_they_change(home: Path) -> None:
@@ -138,3 +143,40 @@ async def test_resource_open_shows_a_cards_linked_resources_on_it_inert_and_agai
             await wait_for(pilot, lambda: "updated 1×" in "".join(views()), "the card read it again",
                            seen=views, timeout=60)
             await server.call("toggle-subscriber-updates", {}, "k-updates-off")
+
+
+async def test_hostile_resource_and_prompt_text_is_shown_inert_on_the_card_in_notes_and_in_the_box(
+        home: Path) -> None:
+    import sys
+
+    from tests.conftest import ROOT
+
+    script = streamgen.call_script(0, "c1", "rx__linker", "{}")
+    with FaultServer() as model:
+        model.replies += [Reply(streamgen.openai_chat(script)),
+                          Reply(streamgen.openai_chat([("text", "Linked.")], finish="stop"))]
+        (home / "config.toml").write_text(
+            f'default = "fx"\n[providers.fx]\nprovider = "openai-chat"\nbase_url = "{model.url}"\nmodel = "m"\n'
+            f'api_key_env = "NO_KEY"\n\n[mcp.rx]\ncommand = {json.dumps(sys.executable)}\n'
+            f'args = ["-m", "tests.mcp_resources_fixture"]\ncwd = {json.dumps(str(ROOT))}\nstartup_timeout = 60\n')
+        app = make_app(config=load_config())
+        app.cursor_blink = False
+        async with app.run_test(size=(120, 50)) as pilot:
+            await wait_for(pilot, lambda: "rx:evil" in app.screen.commands, "rx's prompt", seen=lambda: notes(app))
+            await enter(app, pilot, "link them")
+            await wait_for(pilot, lambda: app.session.turns and not app.screen.busy, "the turn")
+            await enter(app, pilot, "/resource open")
+
+            def views() -> list[str]:
+                return [str(v.render()) for v in app.screen.query(ResourceView)]
+
+            await wait_for(pilot, lambda: len(views()) == 3, "the three resources on the card", seen=views)
+            shown = "\n".join(views())
+            assert "Hello\\x1b[2J\\x1b]0;owned\\x07 world \\u202eevil" in shown and "\x1b" not in shown
+            assert "(sent to the model as an image;" in shown and "(binary content, not shown to the model)" in shown
+            await enter(app, pilot, "/help")
+            assert any("/rx:evil" in n and "a prompt\\x1b[31m in red" in n for n in notes(app))
+            await enter(app, pilot, "/rx:evil")
+            await wait_for(pilot, lambda: "Hello" in box(app).text, "the expansion in the box")
+            assert "\x1b" not in box(app).text and "\u202e" not in box(app).text
+            assert not any("\x1b" in n for n in notes(app))
