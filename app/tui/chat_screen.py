@@ -33,7 +33,6 @@ from widgets.status_line import StatusLine
 from ..chat.window import Room, room_of
 from ..rules import prices
 from ..rules.prices import PriceBook
-from ..stream.inert import inert
 from . import slash
 from .approval_desk import ApprovalDesk
 from .commands import builtin_commands
@@ -244,31 +243,11 @@ class ChatScreen(Screen[None]):
         self.mcp = McpCommands(self.commands, runtime.mcp)
         self.mcp.set_text = self.composer.completed_later
         self.composer.completers.append(self.mcp.complete)
+        self.exchanges.prepare = self.mcp.prepare
 
     def send(self, text: str) -> None:
         """Send a prompt now (sending scrolls to the bottom); with ``compact = "auto"``, compact first
         when the window is nearly full."""
-        if self.mcp is not None and self.mcp.mentions(text):
-            self.run_worker(self._send_mentioning(text), group="mentions")
-            return
-        if self.compacting.due():
-            self.compacting.then_send(text)
-            return
-        self.exchanges.send(text)
-
-    async def _send_mentioning(self, text: str) -> None:
-        """``@server:uri`` resources read and attached, then the message sent; one that cannot be read
-        sends nothing and gives the text back to the box."""
-        from ..mcp.resources import ResourceError
-
-        assert self.mcp is not None
-        try:
-            items = await self.mcp.read_mentions(text)
-        except ResourceError as exc:
-            self.note(f"Not sent: {inert(str(exc))}. Your message is back in the input box.", "error")
-            self.composer.propose(text)
-            return
-        self.exchanges.pending += items
         if self.compacting.due():
             self.compacting.then_send(text)
             return

@@ -115,6 +115,17 @@ class McpCommands:
             items += as_attachments(await read(self.catalog, server, uri))
         return items
 
+    async def prepare(self, text: str) -> list[Attachment] | str:
+        """What a message's mentions attach, or why it is not sent (``Exchanges.prepare``)."""
+        from ..mcp.resources import ResourceError
+
+        if not self.mentions(text):
+            return []
+        try:
+            return await self.read_mentions(text)
+        except ResourceError as exc:
+            return f"Not sent: {inert(str(exc))}. Your message is back in the input box."
+
     def complete(self, text: str) -> str | None:
         """Tab after ``@ser`` or ``@server:ur``: the one server or resource URI it is the start of,
         else the common start of several. After a template's variable (``…/text/1``), the
