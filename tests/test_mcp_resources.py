@@ -111,6 +111,7 @@ def _changing() -> tuple[Server[Any], dict[str, list[str]]]:
         ListenHandler,
         PromptsListChanged,
         ResourcesListChanged,
+        ResourceUpdated,
     )
 
     bus = InMemorySubscriptionBus()
@@ -134,6 +135,9 @@ def _changing() -> tuple[Server[Any], dict[str, list[str]]]:
         return types.ListToolsResult(tools=[types.Tool(name="grow", input_schema={"type": "object"})])
 
     async def call_tool(ctx: Any, params: Any) -> types.CallToolResult:
+        if params.name == "touch":
+            await bus.publish(ResourceUpdated(uri="mem://a"))
+            return types.CallToolResult(content=[types.TextContent(text="touched")])
         names["resources"].append("mem://b")
         names["prompts"].append("second")
         await bus.publish(ResourcesListChanged())
@@ -327,3 +331,23 @@ def test_one_prompt_argument_too_many_is_refused() -> None:
 def test_an_unclosed_quote_in_prompt_arguments_is_refused() -> None:
     with pytest.raises(PromptError, match="cannot read the arguments"):
         parse_arguments("s", ARGS, "city='Paris")
+
+
+async def test_a_subscription_on_a_2026_server_is_a_listen_stream_whose_updates_reach_the_catalog(
+        tmp_path: Path) -> None:
+    from app.mcp.resources import subscribe
+
+    server, _ = _changing()
+    hub = open_hub(parse_servers({"mem": {"command": "unused"}}, "test"), tmp_path, targets={"mem": server})
+    catalog = catalog_of(hub)
+    updated: list[tuple[str, str]] = []
+    catalog.updates.append(lambda name, uri: updated.append((name, uri)))
+    hub.start()
+    try:
+        await hub.wait_settled()
+        assert hub.servers[0].status.protocol == "2026-07-28"
+        assert await subscribe(catalog, "mem", "mem://a")
+        await hub.servers[0].call("touch", {}, "k-touch")
+        await wait_until(lambda: ("mem", "mem://a") in updated, "the update", seen=lambda: updated)
+    finally:
+        await hub.close()

@@ -89,6 +89,7 @@ class Catalog:
         self.updates: list[Callable[[str, str], None]] = []
         self._clients: dict[str, Any] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._watching: set[asyncio.Task[None]] = set()
         hub.listeners.append(self._changed)
         for server in hub.servers:
             server.notices.append(functools.partial(self._notice, server))
@@ -141,6 +142,30 @@ class Catalog:
         task = asyncio.create_task(self._list(server, resources, prompts), name=f"mcp:{server.config.name}:catalog")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    async def watch(self, server: ServerConnection, uri: str) -> bool:
+        """On a 2026-07-28 connection, a ``subscriptions/listen`` stream for ``uri`` for the connection's
+        life (its ``ResourceUpdated`` events reach ``updates``), open once this returns True; False on
+        an earlier era (``resources.subscribe`` asks those) or when the server refused it."""
+        client = server.client
+        if client is None or getattr(client, "protocol_version", None) != "2026-07-28":
+            return False
+        opened = asyncio.Event()
+
+        async def listen() -> None:
+            with contextlib.suppress(Exception):  # the stream ends with the connection, or was refused
+                async with client.listen(resource_subscriptions=[uri]) as subscription:
+                    opened.set()
+                    async for event in subscription:
+                        self._notice(server, "notifications/resources/updated", event)
+
+        task = asyncio.create_task(listen(), name=f"mcp:{server.config.name}:watch")
+        self._watching.add(task)
+        task.add_done_callback(self._watching.discard)
+        waiting = asyncio.create_task(opened.wait())
+        await asyncio.wait([task, waiting], timeout=server.config.tool_timeout, return_when=asyncio.FIRST_COMPLETED)
+        waiting.cancel()
+        return opened.is_set()
 
     async def settled(self) -> None:
         """Until every listing begun has ended (tests, ``mcp resources``)."""

@@ -13,8 +13,9 @@ person's message (attachments), for the command line (``mcp read``) and for a ca
   (``chat.attaching.ready_for``) then decides what the provider takes.
 - Template arguments and prompt arguments are completed with ``completion/complete`` where the
   server declares completions.
-- ``subscribe`` asks a 2025-era server for ``notifications/resources/updated`` on a URI (the
-  catalog hands them to whoever shows that resource).
+- ``subscribe`` asks the server to tell of changes to a URI: ``resources/subscribe`` on a 2025-era
+  connection (``notifications/resources/updated``), a ``subscriptions/listen`` stream on a
+  2026-07-28 one (``Catalog.watch``); the catalog hands each change to whoever shows it.
 """
 
 from __future__ import annotations
@@ -151,6 +152,8 @@ async def subscribe(catalog: Catalog, name: str, uri: str) -> bool:
     server = catalog.server(name)
     if server is None or not catalog.subscribable(server):
         return False
+    if getattr(server.client, "protocol_version", None) == "2026-07-28":  # it tells of changes on a listen stream
+        return await catalog.watch(server, uri)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the SDK marks it deprecated for 2026-era servers, which have listen
