@@ -80,6 +80,15 @@ async def test_a_servers_prompts_are_slash_commands_whose_expansion_is_shown_bef
         await pilot.press("enter")  # the person sends it
         await wait_for(pilot, lambda: app.session.turns and not app.screen.busy, "the demo's answer")
         assert app.session.history[0].text == expansion
+        # a prompt that embeds a resource: the resource goes along as an attachment
+        await enter(app, pilot, "/ev:resource-prompt Text 2")
+        await wait_for(pilot, lambda: any("/ev:resource-prompt expanded to 2 message(s) and 1 attachment(s)" in n
+                                          for n in notes(app)), "the expansion", seen=lambda: notes(app)[-1:])
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(app.session.turns) == 2 and not app.screen.busy, "the second answer")
+        chips = [str(c.render()) for c in app.screen.query(AttachmentChips)]
+        assert any("demo://resource/dynamic/text/2" in c for c in chips), chips
+        assert said(app).startswith("I received 1 file:")
 
 
 async def test_an_at_resource_is_completed_with_tab_and_attached_when_the_message_is_sent(home: Path) -> None:
