@@ -351,3 +351,12 @@ async def test_a_subscription_on_a_2026_server_is_a_listen_stream_whose_updates_
         await wait_until(lambda: ("mem", "mem://a") in updated, "the update", seen=lambda: updated)
     finally:
         await hub.close()
+
+
+def test_a_profile_may_name_read_resource_where_an_mcp_server_is_configured() -> None:
+    from app.settings.checks import ConfigError
+    from app.settings.tools import check_profile_tools
+
+    check_profile_tools("config.toml", "p", ["read_resource", "ev__echo"], set(), {"ev"})
+    with pytest.raises(ConfigError, match="names 'read_resource'"):
+        check_profile_tools("config.toml", "p", ["read_resource"], set(), set())

@@ -27,6 +27,7 @@ import warnings
 from typing import Any
 
 from ..files.attach import AttachError, from_bytes
+from ..settings.tools import READER_NAME
 from ..stream.attachments import Attachment, size_words, tool_image_line
 from ..stream.redact import redact
 from ..stream.resource_lines import binary_line, resource_head
@@ -40,8 +41,6 @@ from .servers import MCPHub, ServerConnection
 __all__ = ["ResourceError", "READER_NAME", "read", "as_text", "as_attachments", "complete", "reader_tool",
            "offer_reader", "subscribe", "MAX_COMPLETIONS"]
 
-#: The built-in tool through which the model reads a resource.
-READER_NAME = "read_resource"
 #: Completion values kept from one answer.
 MAX_COMPLETIONS = 100
 _ORIGIN = "mcp:resources"
