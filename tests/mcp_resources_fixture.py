@@ -4,6 +4,7 @@ hostile or binary, for issue 26's resources and prompts: ``python -m tests.mcp_r
 - resources: ``hostile://note`` (text with terminal escapes, an OSC title, a bidi override),
   ``img://pixel`` (a PNG as a blob), ``bin://blob`` (bytes that are no file type).
 - tool ``linker``: read-only; answers resource links to all three.
+- template ``note://{id}`` whose ``id`` is completed (``alpha``, ``alpine``, ``beta``) by prefix.
 - prompt ``evil``: one user message with the same escapes.
 """
 
@@ -44,6 +45,15 @@ def make_server() -> Server[Any]:
         return types.ReadResourceResult(contents=[types.BlobResourceContents(
             uri=uri, blob=base64.b64encode(data).decode(), mime_type=mime)])
 
+    async def list_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[
+            types.ResourceTemplate(uri_template="note://{id}", name="a note", mime_type="text/plain")])
+
+    async def completion(ctx: Any, params: Any) -> types.CompleteResult:
+        typed = params.argument.value
+        return types.CompleteResult(completion=types.Completion(
+            values=[v for v in ("alpha", "alpine", "beta") if v.startswith(typed)]))
+
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[types.Tool(name="linker", input_schema={"type": "object"},
                                                        annotations=types.ToolAnnotations(read_only_hint=True))])
@@ -61,7 +71,7 @@ def make_server() -> Server[Any]:
 
     return Server("resources-fixture", on_list_resources=list_resources, on_read_resource=read_resource,
                   on_list_tools=list_tools, on_call_tool=call_tool, on_list_prompts=list_prompts,
-                  on_get_prompt=get_prompt)
+                  on_get_prompt=get_prompt, on_list_resource_templates=list_templates, on_completion=completion)
 
 
 async def _stdio(server: Server[Any]) -> None:

@@ -185,6 +185,15 @@ async def test_hostile_resource_and_prompt_text_is_shown_inert_on_the_card_in_no
             assert "(sent to the model as an image;" in shown and "(binary content, not shown to the model)" in shown
             await enter(app, pilot, "/help")
             assert any("/rx:evil" in n and "a prompt\\x1b[31m in red" in n for n in notes(app))
+            # a template's variable completed by the server (completion/complete)
+            box(app).text = "Read @rx:note://al"
+            await pilot.press("tab")
+            await wait_for(pilot, lambda: box(app).text == "Read @rx:note://alp", "the common start of two",
+                           seen=lambda: box(app).text)
+            box(app).text = "Read @rx:note://alph"
+            await pilot.press("tab")
+            await wait_for(pilot, lambda: box(app).text == "Read @rx:note://alpha", "the one value",
+                           seen=lambda: box(app).text)
             await enter(app, pilot, "/rx:evil")
             await wait_for(pilot, lambda: "Hello" in box(app).text, "the expansion in the box")
             assert "\x1b" not in box(app).text and "\u202e" not in box(app).text
