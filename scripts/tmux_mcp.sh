@@ -78,6 +78,8 @@ tmux -f /dev/null new-session -d -s "$SESSION" -x 110 -y 40 \
 step "started" "Ask something" 30 || exit 1
 
 # 1. the server's resources (/resource lists them), then an @ resource completed with Tab, attached when sent
+typed "hello"; keys Enter  # sent once callstream has started (a command typed before then is kept in the box)
+step "attached" "Noted." 60
 for _ in $(seq 120); do  # until the server is connected and has listed them
   typed "/resource"; keys Enter
   sleep 0.5
