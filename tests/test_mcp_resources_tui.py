@@ -104,7 +104,7 @@ async def test_an_at_resource_is_completed_with_tab_and_attached_when_the_messag
         box(app).text = "Summarise @ev:demo://resource/static/document/arch"
         await pilot.press("tab")
         assert box(app).text == "Summarise @ev:demo://resource/static/document/architecture.md"
-        await enter(app, pilot, "What does @ev:demo://resource/dynamic/text/1 say?")
+        await enter(app, pilot, "What does this say: @ev:demo://resource/dynamic/text/1?")  # the ? is the sentence's
         await wait_for(pilot, lambda: app.session.turns and not app.screen.busy, "the demo's answer",
                        seen=lambda: notes(app)[-2:])
         chips = [str(c.render()) for c in app.screen.query(AttachmentChips)]

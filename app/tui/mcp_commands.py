@@ -104,7 +104,8 @@ class McpCommands:
     def mentions(self, text: str) -> list[tuple[str, str]]:
         """The ``@server:uri`` of ``text`` naming a server with resources, each once."""
         servers = set(self.catalog.with_resources())
-        return list(dict.fromkeys((m.group(1), m.group(2)) for m in MENTION.finditer(text) if m.group(1) in servers))
+        return list(dict.fromkeys((m.group(1), _unpunctuated(m.group(2))) for m in MENTION.finditer(text)
+                                  if m.group(1) in servers))
 
     async def read_mentions(self, text: str) -> list[Attachment]:
         """The attachments ``text``'s mentions name (raises ``ResourceError`` for one that cannot be read)."""
@@ -304,3 +305,8 @@ class McpCommands:
 
 
 _TASKS: set[Any] = set()
+
+
+def _unpunctuated(uri: str) -> str:
+    """A mention's URI without the sentence's punctuation after it ("… @ev:a://b." names a://b)."""
+    return uri.rstrip(".,;:!?)]}'\"") or uri
