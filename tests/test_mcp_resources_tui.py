@@ -89,6 +89,12 @@ async def test_a_servers_prompts_are_slash_commands_whose_expansion_is_shown_bef
         chips = [str(c.render()) for c in app.screen.query(AttachmentChips)]
         assert any("demo://resource/dynamic/text/2" in c for c in chips), chips
         assert said(app).startswith("I received 1 file:")
+        # /new: a fresh screen has the prompts too, and the old one is no longer told of changes
+        catalog = app.screen.mcp.catalog
+        await enter(app, pilot, "/new")
+        await wait_for(pilot, lambda: app.screen.mcp is not None and "ev:args-prompt" in app.screen.commands,
+                       "the new screen's prompt commands")
+        assert len(catalog.listeners) == 1 and len(catalog.updates) == 1
 
 
 async def test_an_at_resource_is_completed_with_tab_and_attached_when_the_message_is_sent(home: Path) -> None:

@@ -171,6 +171,10 @@ class ChatScreen(Screen[None]):
         if self.queued:
             self.send(self.composer.next_queued())
 
+    def on_unmount(self) -> None:
+        if self.mcp is not None:  # a /new screen has its own
+            self.mcp.close()
+
     def _say(self, text: str, severity: SeverityLevel = "information") -> None:
         self.notify(text, markup=False, severity=severity)
 

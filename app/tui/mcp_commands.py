@@ -62,6 +62,13 @@ class McpCommands:
         self.catalog.updates.append(self._updated)
         self.sync_prompts()
 
+    def close(self) -> None:
+        """The screen is gone (``/new``): the catalog stops telling this one (nor keeps it alive)."""
+        with contextlib.suppress(ValueError):
+            self.catalog.listeners.remove(self.sync_prompts)
+        with contextlib.suppress(ValueError):
+            self.catalog.updates.remove(self._updated)
+
     # -- prompts as commands -----------------------------------------------------------
 
     def sync_prompts(self) -> None:
