@@ -34,7 +34,7 @@ def resource_refs(text: str) -> list[str]:
     """The resource URIs a result names, each once, in order."""
     seen: dict[str, None] = {}
     for match in RESOURCE_REF.finditer(text or ""):
-        seen.setdefault(match.group(1).rstrip(":"), None)
+        seen.setdefault(match.group(1), None)
     return list(seen)
 
 
