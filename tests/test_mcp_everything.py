@@ -147,7 +147,7 @@ async def test_everything_over_stdio_every_offered_tool_runs_through_the_chat_lo
         assert done.status == "done", done
         first, second = model.requests[0]["body"], model.requests[1]["body"]
         offered = {tool["name"] for tool in first["tools"]}
-        assert offered == {f"ev__{name}" for name in CALLS}
+        assert offered == {f"ev__{name}" for name in CALLS} | {"read_resource"}  # it offers resources
         # its instructions are offered after the session's own system prompt, labelled as the server's
         system = json.dumps(first["system"])
         assert system.index("Be brief.") < system.index("Instructions from the MCP server 'ev'")

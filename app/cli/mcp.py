@@ -17,11 +17,11 @@ __all__ = ["register", "run"]
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     mcp = sub.add_parser(
         "mcp",
-        help="MCP tool servers: list them and their tools, import mcpServers JSON, check schemas",
+        help="MCP tool servers: list them and their tools, import mcpServers JSON, check schemas, read resources",
         description="list: start every [mcp.NAME] server of the config, say how each went and what tools it "
         "offers. import FILE: add the mcpServers of a Claude Desktop / .mcp.json / oterm file as [mcp.NAME] "
         "tables. doctor: check every server's tools against all four wire formats; exit 1 if any would be "
-        "refused.",
+        "refused. resources NAME: a server's resources and templates. read NAME URI: one resource.",
     )
     verbs = mcp.add_subparsers(dest="verb", metavar="VERB", required=True)
     listing = verbs.add_parser("list", help="each server's state and tools")
@@ -41,6 +41,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     called.add_argument("--json", action="store_true", help="print the outcome as one JSON object")
     called.add_argument("--elicit-defaults", action="store_true",
                         help="accept a server's form request with the defaults its schema gives (declined without)")
+    listed = verbs.add_parser("resources", help="the resources and resource templates a server offers")
+    listed.add_argument("name", help="the server ([mcp.NAME])")
+    reading = verbs.add_parser("read", help="read one resource of a server (as the model's read_resource would)")
+    reading.add_argument("name", help="the server ([mcp.NAME])")
+    reading.add_argument("uri", help="the resource's URI")
     login = verbs.add_parser("login", help="sign in to an OAuth-protected server (opens the browser)")
     login.add_argument("name")
     login.add_argument("--no-browser", action="store_true", help="only print the URL (a remote terminal)")
@@ -56,6 +61,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.verb == "import":
             return _import(args.file)
+        if args.verb in ("resources", "read"):
+            from . import mcp_resources
+
+            if args.verb == "read":
+                return asyncio.run(mcp_resources.read(args.name, args.uri))
+            return asyncio.run(mcp_resources.resources(args.name))
         if args.verb in ("call", "login", "logout"):
             from . import mcp_call, mcp_login
 

@@ -19,8 +19,9 @@ from typing import Any
 
 from ..stream.attachments import Attachment, tool_image_line
 from ..stream.limits import loads
+from ..stream.resource_lines import link_line, resource_head
 
-__all__ = ["MappedResult", "map_result"]
+__all__ = ["MappedResult", "map_result", "keep_image"]
 
 
 @dataclass(slots=True)
@@ -41,7 +42,7 @@ def _human(n: int) -> str:
     return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB" if n < 1024 * 1024 else f"{n / 1048576:.1f} MB"
 
 
-def _keep_image(data: str) -> Attachment | None:
+def keep_image(data: str) -> Attachment | None:
     """An image the tool returned, checked as an attached file is and kept in
     the data dir by hash, so the next request can send it to the model; None
     (a line only) for bytes that are not a whole image."""
@@ -64,21 +65,20 @@ def _line(block: Any) -> str:
     if kind == "text":
         return str(block.text)
     if kind == "image":
-        kept = _keep_image(block.data)
+        kept = keep_image(block.data)
         if kept is not None:
             return tool_image_line(block.mime_type, _human(kept.size), kept.digest)
     if kind in ("image", "audio"):
         return f"[{kind}: {block.mime_type}, {_human(_size(block.data))}]"
     if kind == "resource":
         res = block.resource
-        mime = getattr(res, "mime_type", None) or "unknown type"
+        mime = getattr(res, "mime_type", None)
         text = getattr(res, "text", None)
         if text is not None:
-            return f"[resource {res.uri}: {mime}, {_human(len(text.encode()))}]\n{text}"
-        return f"[resource {res.uri}: {mime}, {_human(_size(getattr(res, 'blob', '')))}]"
+            return f"{resource_head(str(res.uri), mime, _human(len(text.encode())))}\n{text}"
+        return resource_head(str(res.uri), mime, _human(_size(getattr(res, "blob", ""))))
     if kind == "resource_link":
-        mime = getattr(block, "mime_type", None) or "unknown type"
-        return f"[resource link {block.uri}: {mime}]"
+        return link_line(str(block.uri), getattr(block, "mime_type", None))
     return f"[{kind or 'unknown'} content]"
 
 

@@ -99,6 +99,8 @@ class ServerConnection:
         self._broken = False
         self._lock = asyncio.Lock()
         self.on_change: Callable[[ServerConnection], None] | None = None
+        #: Told of every other notification, as (method, params): resources and prompts re-list (``catalog``).
+        self.notices: list[Callable[[str, Any], None]] = []
         #: OAuth (app/mcp/auth.py): who signs in when the server asks (None: nobody; it fails saying so), the provider.
         self.sign_in: Any = None
         self.auth: Any = None
@@ -239,8 +241,16 @@ class ServerConnection:
         """The SDK's message handler: a ``notifications/tools/list_changed``
         marks the tools stale and lists them again (the calls made meanwhile
         wait for it: ``current``)."""
-        if getattr(message, "method", None) == "notifications/tools/list_changed":
+        method = getattr(message, "method", None)
+        if method == "notifications/tools/list_changed":
             self._tools_changed()
+        elif isinstance(method, str):
+            self._notice(method, getattr(message, "params", None))
+
+    def _notice(self, method: str, params: Any) -> None:
+        for listener in list(self.notices):
+            with contextlib.suppress(Exception):
+                listener(method, params)
 
     def _tools_changed(self) -> None:
         self._stale = True
@@ -252,9 +262,14 @@ class ServerConnection:
         ``subscriptions/listen`` stream: open one for the connection's life
         (an earlier era sends the notification unasked: nothing to open)."""
         try:
-            async with client.listen(tools_list_changed=True) as subscription:
-                async for _event in subscription:
-                    self._tools_changed()
+            async with client.listen(tools_list_changed=True, prompts_list_changed=True,
+                                     resources_list_changed=True) as subscription:
+                async for event in subscription:
+                    method = _EVENT_METHODS.get(type(event).__name__, "notifications/tools/list_changed")
+                    if method == "notifications/tools/list_changed":
+                        self._tools_changed()
+                    else:
+                        self._notice(method, event)
         except Exception:  # not offered (an earlier era, no listen handler) or the stream ended: notifications only
             return
 
@@ -402,6 +417,12 @@ class ServerConnection:
                     await task
             except BaseException:
                 pass
+
+
+#: A ``subscriptions/listen`` event as the notification an earlier era sends for it.
+_EVENT_METHODS = {"PromptsListChanged": "notifications/prompts/list_changed",
+                  "ResourcesListChanged": "notifications/resources/list_changed",
+                  "ResourceUpdated": "notifications/resources/updated"}
 
 
 class _StartFailed(Exception):

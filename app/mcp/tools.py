@@ -31,6 +31,7 @@ from ..tools.base import DisplayField, NotSent, OutcomeUnknown, Tool, ToolContex
 from ..tools.output import capped_text
 from ..tools.registry import Registry
 from .names import refusals, tool_name
+from .resources import offer_reader
 from .results import map_result
 from .servers import ListedTool, MCPHub, ServerConnection, TransportLost
 from .wire import CUT_META
@@ -155,7 +156,8 @@ def attach_servers(registry: Registry, hub: MCPHub) -> None:
     """``registry`` starts, waits for and closes ``hub``'s servers, and offers
     each server's tools as soon as it lists them (none once it fails), and
     again each time it lists them anew. A tool whose name another holds is
-    not offered (the first holder keeps it), and its status says why."""
+    not offered (the first holder keeps it), and its status says why. The
+    built-in ``read_resource`` is offered while a server offers resources."""
     registry.attach(hub)
 
     def offer(server: ServerConnection) -> None:
@@ -167,6 +169,7 @@ def attach_servers(registry: Registry, hub: MCPHub) -> None:
         registry.replace(origin, server_tools(server))
 
     hub.listeners.append(offer)
+    offer_reader(registry, hub)  # read_resource, while a connected server offers resources
 
 
 def open_hub(configs: dict[str, MCPServerConfig], log_dir: Path | None,

@@ -13,11 +13,14 @@ from .approval import approval_mode
 from .checks import ConfigError, check_keys, positive_float
 from .mcp import MCPConfigError, parse_display
 
-__all__ = ["BUILTIN_TOOL_NAMES", "TOOL_KEYS", "CommandToolConfig", "parse_tool", "check_profile_tools"]
+__all__ = ["BUILTIN_TOOL_NAMES", "READER_NAME", "TOOL_KEYS", "CommandToolConfig", "parse_tool", "check_profile_tools"]
 
 #: The demo's support-store tools (app/tools/builtin.py builds them under these
 #: names): offered with the demo provider, and elsewhere only when a profile lists them.
 BUILTIN_TOOL_NAMES = ("search_orders", "get_order", "create_ticket")
+#: The built-in tool through which the model reads an MCP server's resources (``app/mcp/resources.py``),
+#: offered while a connected server declares resources; a profile may name it.
+READER_NAME = "read_resource"
 
 #: Seconds a command tool may run unless its table says otherwise.
 DEFAULT_TIMEOUT = 30.0
@@ -94,7 +97,8 @@ def check_profile_tools(where: str, profile: str, listed: list[str], tools: set[
     ``[tools.*]`` tables) or a tool of one of ``servers`` (``server__tool``)."""
     for tool in listed:
         server = tool.split("__", 1)[0] if "__" in tool else None
-        if tool not in tools and tool not in BUILTIN_TOOL_NAMES and server not in servers:
+        if tool not in tools and tool not in BUILTIN_TOOL_NAMES and server not in servers and not (
+                tool == READER_NAME and servers):
             raise ConfigError(f"{where}: providers.{profile}.tools names {tool!r}, which is neither a built-in "
                               f"tool ({', '.join(BUILTIN_TOOL_NAMES)}), a [tools.*] table nor an MCP "
                               "server's tool (server__tool)")

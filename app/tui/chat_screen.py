@@ -52,6 +52,7 @@ from .tree import TreeController
 if TYPE_CHECKING:
     from ..chat.session import ChatSession
     from .host import ChatHost
+    from .mcp_commands import McpCommands
     from .slash import CommandTable
 
 # The widgets of a reply (Markdown and markdown-it, the forming preview), the
@@ -96,6 +97,8 @@ class ChatScreen(Screen[None]):
         self._focus = focus
         #: Tools the user switched off with /tools off (this conversation only).
         self.disabled_tools: set[str] = set()
+        #: The MCP servers' prompts, resources and ``@`` completion (made when a session with servers attaches).
+        self.mcp: McpCommands | None = None
         #: What the conversation cost (the status line), and the exchange in progress (its line).
         self.tally = Tally(self._prices)
         self.status = Status(self, lambda: self.host.clock(), lambda: self.session.busy)
@@ -161,6 +164,7 @@ class ChatScreen(Screen[None]):
         self.approvals.attach(session)
         self.exchanges.attach(session)
         self._attached = True
+        self._mcp_commands()
         session.listeners.append(self.live.on_chat_event)
         self.signing.attach()  # the app's MCP servers exist once a session does (a deferred start opens both)
         self._price_table()
@@ -174,6 +178,10 @@ class ChatScreen(Screen[None]):
             self.call_after_refresh(self.approvals.focus_pending)
         if self.queued:
             self.send(self.composer.next_queued())
+
+    def on_unmount(self) -> None:
+        if self.mcp is not None:  # a /new screen has its own
+            self.mcp.close()
 
     def _say(self, text: str, severity: SeverityLevel = "information") -> None:
         self.notify(text, markup=False, severity=severity)
@@ -234,7 +242,20 @@ class ChatScreen(Screen[None]):
             compact=self.compacting.start,
             clear=self.clear_screen,
             new_conversation=host.new_conversation, show_mcp_servers=host.action_mcp_servers,
-            attach=self.exchanges.pending.append)
+            attach=self.exchanges.pending.append, propose=self.composer.propose,
+            show_resource=self.transcript.show_resource)
+
+    def _mcp_commands(self) -> None:
+        """The MCP servers' prompts as commands, ``@server:uri`` and ``/resource`` (with a server configured)."""
+        runtime = self.host.runtime
+        if runtime is None or runtime.mcp is None or self.mcp is not None:
+            return
+        from .mcp_commands import McpCommands
+
+        self.mcp = McpCommands(self.commands, runtime.mcp)
+        self.mcp.set_text = self.composer.completed_later
+        self.composer.completers.append(self.mcp.complete)
+        self.exchanges.prepare = self.mcp.prepare
 
     def send(self, text: str) -> None:
         """Send a prompt now (sending scrolls to the bottom); with ``compact = "auto"``, compact first

@@ -9,7 +9,7 @@ of their own: the screen's vertical layout sizes the transcript by them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from textual import events
@@ -40,11 +40,33 @@ class Composer:
         self.queued: list[str] = []
         #: What the hint line shows ("" hidden): a key that leaves it as it is changes nothing on screen.
         self._hint_text = ""
+        #: Tab's other completers, after the commands' (``@server:uri``: ``mcp_commands``).
+        self.completers: list[Callable[[str], str | None]] = []
 
     def widgets(self) -> Iterator[Widget]:
         yield Static(id="queued", classes="bar")
-        yield PromptInput(self.host.prompt_history, self.commands.complete)
+        yield PromptInput(self.host.prompt_history, self.complete)
         yield Static(id="hint", classes="bar")
+
+    def complete(self, text: str) -> str | None:
+        """Tab: a command's name, else what another completer makes of the text."""
+        return self.commands.complete(text) or next((c for f in self.completers if (c := f(text)) is not None), None)
+
+    def propose(self, text: str) -> None:
+        """Put ``text`` in the box for the person to review and send (what was typed is replaced)."""
+        prompt = self.prompt
+        if prompt is not None:
+            prompt.text = text
+            self._cursor_to_end(prompt)
+            prompt.focus()
+
+    def completed_later(self, before: str, after: str) -> None:
+        """A completion that came later (a server's): applied only if the box still holds ``before``."""
+        prompt = self.prompt
+        if prompt is not None and prompt.text == before:
+            prompt.text = after
+            self._cursor_to_end(prompt)
+            prompt.focus()  # the Tab that asked moved the focus on
 
     @property
     def prompt(self) -> PromptInput | None:

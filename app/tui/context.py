@@ -56,3 +56,7 @@ class SlashContext:
     show_mcp_servers: Callable[[], None]
     #: /attach: a file to send with the next message (its chip shows when it is sent).
     attach: Callable[[Attachment], None]
+    #: Text put in the input box for the person to review and send (an MCP prompt's expansion).
+    propose: Callable[[str], None]
+    #: A resource (server's URI, inert text) shown on a call's card (/resource open).
+    show_resource: Callable[[ToolCallBlock, str, str], None]

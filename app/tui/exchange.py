@@ -8,7 +8,7 @@ that did not finish go back into the input box, never to the model.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from ..files.attach import AttachError
@@ -43,6 +43,9 @@ class Exchanges:
         self.active = False
         #: Files /attach took, sent with the next message.
         self.pending: list[Attachment] = []
+        #: What a message's text itself attaches (``@server:uri``: ``mcp_commands``), or the sentence why it
+        #: cannot be sent; None: nothing does.
+        self.prepare: Callable[[str], Awaitable[list[Attachment] | str]] | None = None
 
     def attach(self, session: ChatSession) -> None:
         self.session = session
@@ -61,6 +64,17 @@ class Exchanges:
     def regenerate(self) -> None:
         self._run(self._exchange("", regenerate=True))
 
+    async def _prepared(self, text: str) -> list[Attachment] | None:
+        """The attachments ``text`` names; None when one cannot be had: said, and the text back in the box."""
+        if self.prepare is None:
+            return []
+        found = await self.prepare(text)
+        if isinstance(found, str):
+            self.transcript.note(found, "error")
+            self.composer.propose(text)
+            return None
+        return found
+
     async def _exchange(self, text: str, retry: bool = False, regenerate: bool = False) -> None:
         """One exchange (and the messages queued behind it)."""
         self.active = True
@@ -73,16 +87,23 @@ class Exchanges:
                 done = await self.session.regenerate()
             else:
                 attached, self.pending = self.pending, []
+                named = await self._prepared(text)
+                if named is None:
+                    self.pending = attached
+                    return
                 try:
-                    done = await self.session.send(text, attached)
+                    done = await self.session.send(text, attached + named)
                 except AttachError as exc:  # refused before anything was stored or sent
                     self.transcript.note(inert(str(exc)), "error")
                     return
             while done.status == "done" and self.composer.queued:
                 text = self.composer.next_queued()
+                named = await self._prepared(text)
+                if named is None:
+                    break
                 self.transcript.to_latest()
                 self.status.begin()
-                done = await self.session.send(text)
+                done = await self.session.send(text, named)
         except Exception as exc:  # a bug or a data file that failed: said, never a silent dead worker
             self.transcript.note(f"This turn stopped: callstream hit an error ({one_line(describe(exc), 300)}). "
                                  "What was saved is kept; you can go on or press Ctrl+R to retry.", "error")

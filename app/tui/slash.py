@@ -39,7 +39,8 @@ class SlashCommand:
 #: Words that look like commands but belong to the model (the demo's scenarios).
 PASS_THROUGH = frozenset({"demo"})
 
-_WORD = re.compile(r"^/([a-z][a-z0-9-]*)(?:\s+(.*))?$", re.S)
+#: A command's word: a built-in's (``model``), or an MCP prompt's ``server:prompt`` (``app/tui/mcp_commands.py``).
+_WORD = re.compile(r"^/([a-z][a-z0-9-]*|[A-Za-z0-9_-]{1,40}:[A-Za-z0-9_.-]{1,64})(?:\s+(.*))?$", re.S)
 
 
 def parse(text: str) -> tuple[str, str] | None:
@@ -61,6 +62,10 @@ class CommandTable:
 
     def add(self, found: SlashCommand) -> None:
         self._commands[found.name] = found
+
+    def remove(self, name: str) -> None:
+        """A command that is gone (an MCP prompt the server no longer lists)."""
+        self._commands.pop(name, None)
 
     def command(self, name: str, usage: str, help: str, *, idle_only: bool = False) -> Callable[[Handler], Handler]:
         """Add a command (a decorator on its handler)."""

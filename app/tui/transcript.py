@@ -238,6 +238,19 @@ class Transcript(VerticalScroll):
                 card.scroll_visible(animate=False)
                 return
 
+    def show_resource(self, call: ToolCallBlock, uri: str, text: str) -> None:
+        """A resource the card links to, shown on the card (``text`` already inert); again when it changed."""
+        from widgets.resource_view import ResourceView
+
+        for card in self.cards():
+            if card.block is call:
+                shown = [v for v in card.query(ResourceView) if v.uri == uri]
+                if shown:
+                    shown[0].show(text)
+                else:
+                    card.mount(ResourceView(uri, text))
+                return
+
     # -- a live turn ------------------------------------------------------------------
 
     def user_sent(self, text: str) -> None:

@@ -1,0 +1,83 @@
+"""``callstream mcp resources NAME`` and ``callstream mcp read NAME URI``: one server's resources
+and resource templates listed, or one resource read, without a model — what ``read_resource``
+would hand the model (an image named as kept, a binary one as a stated summary). Everything a
+server says is printed inert."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from ..stream.inert import inert
+from .common import fail
+
+__all__ = ["resources", "read"]
+
+
+async def _started(name: str) -> tuple[Any, Any] | int:
+    from ..files.paths import data_dir
+    from ..mcp.catalog import catalog_of
+    from ..mcp.tools import open_hub
+    from ..settings.config import load_config
+
+    config = load_config()
+    if name not in config.mcp:
+        known = ", ".join(sorted(config.mcp)) or "none are configured"
+        return fail(f"no MCP server named {name!r} in the config ({known})")
+    hub = open_hub({name: config.mcp[name]}, data_dir() / "mcp-logs", output_limit=config.limits.tool_output_bytes)
+    catalog = catalog_of(hub)
+    hub.start()
+    await hub.wait_settled()
+    return hub, catalog
+
+
+async def resources(name: str) -> int:
+    started = await _started(name)
+    if isinstance(started, int):
+        return started
+    hub, catalog = started
+    try:
+        server = hub.servers[0]
+        if server.status.state != "ready":
+            return fail(server.status.line())
+        if not catalog.has_resources(server):
+            print(f"{name} offers no resources.")
+            return 0
+        await catalog.settled()
+        offered = catalog.offered[name]
+        if offered.problem:
+            print(f"callstream: {inert(offered.problem)}", file=sys.stderr)
+        for resource in offered.resources:
+            about = " — ".join(x for x in (resource.name, resource.mime_type or "", resource.description) if x)
+            print(inert(f"{resource.uri}  {about}"))
+        for template in offered.templates:
+            about = " — ".join(x for x in (template.name, template.mime_type or "", template.description) if x)
+            print(inert(f"{template.uri_template}  (template) {about}"))
+        if not offered.resources and not offered.templates:
+            print(f"{name} lists no resources.")
+        return 0 if not offered.problem else 1
+    finally:
+        await hub.close()
+
+
+async def read(name: str, uri: str) -> int:
+    from ..mcp.resources import ResourceError, as_text
+    from ..mcp.resources import read as read_resource
+
+    started = await _started(name)
+    if isinstance(started, int):
+        return started
+    hub, catalog = started
+    try:
+        server = hub.servers[0]
+        if server.status.state != "ready":
+            return fail(server.status.line())
+        try:
+            contents = await read_resource(catalog, name, uri)
+        except ResourceError as exc:
+            print(f"callstream: {inert(str(exc))}", file=sys.stderr)
+            return 1
+        print(inert(as_text(contents, server.output_limit)))
+        return 0
+    finally:
+        await hub.close()
