@@ -151,9 +151,6 @@ class ChatScreen(Screen[None]):
         if self._pending_session is not None:
             self.attach(self._pending_session)
 
-    def on_unmount(self) -> None:
-        self.signing.detach()
-
     def attach(self, session: ChatSession) -> None:
         """The conversation to show and drive (a deferred start calls this
         after the first frame); what was typed meanwhile is sent now."""
@@ -180,6 +177,7 @@ class ChatScreen(Screen[None]):
             self.send(self.composer.next_queued())
 
     def on_unmount(self) -> None:
+        self.signing.detach()
         if self.mcp is not None:  # a /new screen has its own
             self.mcp.close()
 
