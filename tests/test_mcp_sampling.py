@@ -1,0 +1,224 @@
+"""A server's request to the model (MCP sampling, issue 26 item 3): server-everything's
+``trigger-sampling-request`` called by a scripted model through the real chat loop (stdio and
+Streamable HTTP), the person sending it, editing the reply and refusing; ``ask`` refusing unless
+allowed; the per-server setting; what is kept; exactly once under the fixture server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from app.chat.events import CallState
+from app.chat.session import ChatSession
+from app.ledger import SqliteLedger as Ledger
+from app.mcp import attach_servers, open_hub
+from app.net.endpoint import Endpoint
+from app.net.stream import Timeouts
+from app.settings.mcp import MCPConfigError, parse_servers
+from app.stream import ToolCallBlock
+from app.stream.blocks import block_from_record, block_record
+from app.stream.sampling import SamplingRequest, choose_model, parse_sampling
+from app.tools.registry import Registry
+from tests import streamgen
+from tests.faultserver import FaultServer, Reply
+from tests.test_mcp_everything import everything, everything_over_http
+
+TOOL = "ev__trigger-sampling-request"
+#: What server-everything sends for ``prompt`` (its tool's own words around it).
+ASKED = "Resource trigger-sampling-request context: "
+
+
+def person(session: ChatSession, answers: list[tuple[str, str | None]]) -> list[SamplingRequest]:
+    """A listener that answers each state of each request to the model the moment its card shows it,
+    with the next of ``answers`` ("send" | "return" | "refuse", edited text); returns those that waited."""
+    seen: list[SamplingRequest] = []
+
+    def answer(key: str, asked: SamplingRequest) -> None:
+        if session.sampling.waiting(key) is not asked:
+            return
+        if asked not in seen:
+            seen.append(asked)  # it waited for the person
+        if answers and session.sampling.answer(key, *answers[0]):
+            answers.pop(0)
+
+    def listen(event: object) -> None:
+        if isinstance(event, CallState) and event.state == "running":
+            block = session.turns[-1].blocks[event.index]
+            if isinstance(block, ToolCallBlock) and block.samplings and block.samplings[-1].state in ("asked",
+                                                                                                       "replied"):
+                asked = block.samplings[-1]
+                assert block.key is not None
+                asyncio.get_running_loop().call_soon(answer, block.key, asked)
+
+    session.listeners.append(listen)
+    return seen
+
+
+async def run_through_loop(tmp_path: Path, table: dict[str, Any], answers: list[tuple[str, str | None]],
+                           sampled: bytes | None) -> tuple[ChatSession, FaultServer, list[SamplingRequest]]:
+    """One exchange: the model calls the sampling tool, the request is answered, the model says Done."""
+    registry = Registry([])
+    hub = open_hub(parse_servers({"ev": table}, "test"), tmp_path / "logs")
+    attach_servers(registry, hub)
+    await registry.settled()
+    script = streamgen.call_script(0, "c0", TOOL, json.dumps({"prompt": "name a colour", "maxTokens": 25}))
+    try:
+        assert registry.get(TOOL) is not None, hub.servers[0].status.line()
+        with FaultServer() as model:
+            model.replies.append(Reply(streamgen.anthropic([("text", "Asking. "), *script])))
+            if sampled is not None:
+                model.replies.append(Reply(sampled))
+            model.replies.append(Reply(streamgen.anthropic([("text", "Done.")], stop_reason="end_turn")))
+            session = ChatSession(Endpoint("anthropic", model.url, "m", "test"), registry, Ledger(tmp_path / "l.db"),
+                                  "conv-sampling", backoff=0.01, timeouts=Timeouts(10.0, 30.0, 60.0),
+                                  system="Be brief.")
+            seen = person(session, answers)
+            try:
+                done = await session.send("sample something")
+            finally:
+                await session.aclose()
+    finally:
+        await registry.aclose()
+    assert done.status == "done", done
+    return session, model, seen
+
+
+def the_call(session: ChatSession) -> ToolCallBlock:
+    (call,) = [b for b in session.turns[0].blocks if isinstance(b, ToolCallBlock)]
+    return call
+
+
+async def test_sampling_over_stdio_asks_runs_and_returns_the_edited_reply(tmp_path: Path) -> None:
+    reply = streamgen.anthropic([("text", "Teal.")], stop_reason="end_turn")
+    session, model, seen = await run_through_loop(tmp_path, everything(approval="never"),
+                                                  [("send", None), ("return", "Teal, edited.")], reply)
+    call = the_call(session)
+    assert call.state == "ran", (call.state, call.result)
+    (asked,) = call.samplings
+    assert seen == [asked]
+    # what the card shows: the server, its message, its system prompt, maxTokens, the model chosen
+    assert asked.headline() == f"ev asks the model: {ASKED}name a colour"
+    assert asked.system == "You are a helpful test server." and asked.max_tokens == 25
+    assert asked.chosen == "m (the current model)"
+    assert (asked.state, asked.reply, asked.returned, asked.edited) == ("returned", "Teal.", "Teal, edited.", True)
+    # what the model was sent: the server's messages and system prompt, its maxTokens, no tools
+    sampling = model.requests[1]["body"]
+    assert sampling["system"] == "You are a helpful test server." and sampling["max_tokens"] == 25
+    assert json.dumps(sampling["messages"]).count(ASKED + "name a colour") == 1 and "tools" not in sampling
+    # the server got the edited reply, and the model the tool's result with it
+    assert "Teal, edited." in (call.result or "") and "Teal, edited." in json.dumps(model.requests[2]["body"])
+    # the tokens it spent count in the turn's usage (the usage line reads it)
+    assert session.turns[0].usage is not None and asked.usage is not None
+    assert session.turns[0].usage.input == 2 * asked.usage.input  # type: ignore[operator]
+    # exactly once: the call ran once, under its one key
+    entries = [e for e in Ledger(tmp_path / "l.db").entries() if e["tool"] == TOOL]
+    assert [(e["key"], e["state"]) for e in entries] == [(call.key, "ran")]
+
+
+async def test_refused_before_it_is_sent_nothing_reaches_the_model(tmp_path: Path) -> None:
+    session, model, _ = await run_through_loop(tmp_path, everything(approval="never"), [("refuse", None)], None)
+    call = the_call(session)
+    (asked,) = call.samplings
+    assert (asked.state, asked.reason) == ("refused", "the person refused to send it to the model")
+    assert len(model.requests) == 2  # the turn and the next: no sampling request
+    assert "User rejected sampling request" in (call.result or "")
+
+
+async def test_a_refused_reply_never_reaches_the_server(tmp_path: Path) -> None:
+    reply = streamgen.anthropic([("text", "Secret plan.")], stop_reason="end_turn")
+    session, model, _ = await run_through_loop(tmp_path, everything(approval="never"),
+                                               [("send", None), ("refuse", None)], reply)
+    call = the_call(session)
+    (asked,) = call.samplings
+    assert (asked.state, asked.reply, asked.returned) == ("refused", "Secret plan.", None)
+    assert "Secret plan." not in (call.result or "") and "Secret plan." not in json.dumps(model.requests[2]["body"])
+
+
+async def test_sampling_allowed_over_streamable_http_runs_without_asking(tmp_path: Path) -> None:
+    reply = streamgen.anthropic([("text", "Blue.")], stop_reason="end_turn")
+    with everything_over_http() as url:
+        session, model, seen = await run_through_loop(tmp_path, {"url": url, "approval": "never",
+                                                                 "sampling": "allow"}, [], reply)
+    call = the_call(session)
+    (asked,) = call.samplings
+    assert seen == [] and (asked.state, asked.returned) == ("returned", "Blue.")
+    assert model.requests[1]["body"]["max_tokens"] == 25 and "Blue." in (call.result or "")
+
+
+async def test_deny_declares_no_sampling_so_the_tool_is_not_offered(tmp_path: Path) -> None:
+    registry = Registry([])
+    hub = open_hub(parse_servers({"ev": everything(sampling="deny")}, "test"), tmp_path / "logs")
+    attach_servers(registry, hub)
+    await registry.settled()
+    try:
+        assert hub.servers[0].status.state == "ready"
+        assert registry.get("ev__echo") is not None and registry.get(TOOL) is None
+    finally:
+        await registry.aclose()
+
+
+def test_the_setting_is_one_of_ask_allow_deny() -> None:
+    assert parse_servers({"a": {"command": "x"}}, "t")["a"].sampling == "ask"
+    assert parse_servers({"a": {"command": "x", "sampling": "allow"}}, "t")["a"].sampling == "allow"
+    with pytest.raises(MCPConfigError, match=r"mcp\.a\.sampling must be one of ask, allow, deny"):
+        parse_servers({"a": {"command": "x", "sampling": "yes"}}, "mcp")
+
+
+def test_a_request_callstream_cannot_send_is_refused_saying_why() -> None:
+    image = {"messages": [{"role": "user", "content": {"type": "image", "data": "", "mimeType": "image/png"}}],
+             "maxTokens": 5}
+    assert parse_sampling("s", image).reason == ("callstream cannot send this request: a message holds image "
+                                                 "content, and callstream sends a server's request to the model as "
+                                                 "text only")
+    assert "no messages" in (parse_sampling("s", {"messages": [], "maxTokens": 5}).reason or "")
+    last = {"messages": [{"role": "assistant", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5}
+    assert "last message is not the user's" in (parse_sampling("s", last).reason or "")
+    tools = {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5,
+             "tools": [{"name": "x"}]}
+    assert "use tools" in (parse_sampling("s", tools).reason or "")
+    nothing = {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}]}
+    assert "maxTokens" in (parse_sampling("s", nothing).reason or "")
+
+
+def test_model_hints_pick_a_model_the_profile_offers_else_the_current_one() -> None:
+    assert choose_model(["sonnet"], "gpt-5", ["claude-sonnet-4-5"]) == (
+        "claude-sonnet-4-5", "claude-sonnet-4-5 (the server's hint 'sonnet')")
+    assert choose_model(["opus", "gpt"], "gpt-5", []) == ("gpt-5", "gpt-5 (the server's hint 'gpt')")
+    model, words = choose_model(["claude-3"], "gpt-5", ["gpt-5-mini"])
+    assert model == "gpt-5" and "no model this profile offers matches the hints 'claude-3'" in words
+
+
+def test_what_is_kept_is_redacted_and_survives_the_store() -> None:
+    from app.stream.redact import register_secret
+
+    secret = "sk-live-0123456789abcdefghijklmnop"
+    register_secret(secret)
+    asked = parse_sampling("ev", {"messages": [{"role": "user", "content": {"type": "text",
+                                                                            "text": f"use {secret}"}}],
+                                  "systemPrompt": "Be kind.", "maxTokens": 9})
+    asked.state, asked.reply, asked.returned, asked.model = "returned", f"ok {secret}", "ok", "m"
+    block = ToolCallBlock("c1", "ev__x", state="ran", result="ok", samplings=[asked])
+    back = block_from_record(json.loads(json.dumps(block_record(block))))
+    assert isinstance(back, ToolCallBlock)
+    (kept,) = back.samplings
+    assert secret not in json.dumps(block_record(block))
+    assert (kept.state, kept.returned, kept.system, kept.max_tokens) == ("returned", "ok", "Be kind.", 9)
+    assert kept.messages[0].text == "use [redacted]" and kept.reply == "ok [redacted]"
+
+
+@given(st.dictionaries(st.sampled_from(["messages", "maxTokens", "systemPrompt", "modelPreferences", "tools"]),
+                       st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                                    lambda inner: st.lists(inner, max_size=3)
+                                    | st.dictionaries(st.sampled_from(["role", "content", "type", "text", "hints",
+                                                                       "name"]), inner, max_size=3),
+                                    max_leaves=12)))
+def test_any_params_give_a_request_or_a_stated_refusal_never_an_error(params: dict[str, Any]) -> None:
+    asked = parse_sampling("s", params)
+    assert asked.state == "asked" or (asked.state == "refused" and asked.reason)
+    assert SamplingRequest.from_dict(json.loads(json.dumps(asked.to_dict()))) is not None
