@@ -28,6 +28,7 @@ from widgets.approval_prompt import ApprovalPrompt
 from widgets.elicitation_form import ElicitationForm
 from widgets.note import NoteBlock
 from widgets.prompt_input import PromptInput
+from widgets.sampling_card import SamplingCard
 from widgets.status_line import StatusLine
 
 from ..chat.window import Room, room_of
@@ -389,6 +390,11 @@ class ChatScreen(Screen[None]):
     def _elicitation_answered(self, message: ElicitationForm.Answered) -> None:
         """The person's answer to a server's request: the session checks it (a refusal stays on the form)."""
         message.form.show_problems(self.session.asking.answer(message.key, message.action, message.entered))
+
+    @on(SamplingCard.Answered)
+    def _sampling_answered(self, message: SamplingCard.Answered) -> None:
+        """The person's answer to a server's request to the model: the session owns what follows."""
+        self.session.sampling.answer(message.key, message.action, message.text)
 
     def _run_exchange(self, work: Coroutine[Any, Any, None]) -> None:
         """``work`` as the one exchange running (a send, a retry, an answered stored approval)."""
