@@ -222,3 +222,112 @@ def test_any_params_give_a_request_or_a_stated_refusal_never_an_error(params: di
     asked = parse_sampling("s", params)
     assert asked.state == "asked" or (asked.state == "refused" and asked.reason)
     assert SamplingRequest.from_dict(json.loads(json.dumps(asked.to_dict()))) is not None
+
+
+@pytest.fixture
+def home(home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The profile's key variable set (its value never matters to the scripted model)."""
+    monkeypatch.setenv("NO_KEY", "not-a-real-key")
+    return home
+
+
+def ask_config(home: Path, url: str, **server: str) -> None:
+    table = everything(approval="never", **server)
+    args = ", ".join(json.dumps(a) for a in table["args"])
+    extra = "".join(f'{k} = "{v}"\n' for k, v in server.items())
+    (home / "config.toml").write_text(
+        f'default = "fx"\n[providers.fx]\nprovider = "anthropic"\nbase_url = "{url}"\nmodel = "m"\n'
+        f'key_env = "NO_KEY"\n\n[mcp.ev]\ncommand = {json.dumps(table["command"])}\nargs = [{args}]\n'
+        f'startup_timeout = 60\napproval = "never"\n{extra}')
+
+
+def sampling_call() -> bytes:
+    return streamgen.anthropic(streamgen.call_script(0, "c1", TOOL, json.dumps({"prompt": "name a colour"})))
+
+
+def test_ask_refuses_a_request_to_the_model_says_so_and_exits_1(home: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from app.cli.ask import run_ask
+
+    with FaultServer() as server:
+        server.replies += [Reply(sampling_call()),
+                           Reply(streamgen.anthropic([("text", "It was refused.")], stop_reason="end_turn"))]
+        ask_config(home, server.url)
+        code = run_ask("sample something")
+    err = capsys.readouterr().err
+    assert code == 1
+    assert (f"! ev asks the model: {ASKED}name a colour — refused: callstream ask never prompts, so it refused it "
+            "(sampling = \"allow\" for the server lets it through); so the call ev__trigger-sampling-request "
+            "failed") in err
+    assert len(server.requests) == 2  # nothing was sent to the model for the server
+    assert "User rejected sampling request" in json.dumps(server.requests[1]["body"])
+
+
+def test_ask_runs_a_request_the_config_allows_and_counts_its_tokens(home: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    from app.cli.ask import run_ask
+
+    with FaultServer() as server:
+        server.replies += [Reply(sampling_call()),
+                           Reply(streamgen.anthropic([("text", "Teal.")], stop_reason="end_turn")),
+                           Reply(streamgen.anthropic([("text", "It said teal.")], stop_reason="end_turn"))]
+        ask_config(home, server.url, sampling="allow")
+        code = run_ask("sample something", as_json=True)
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0, out
+    assert server.requests[1]["body"]["max_tokens"] == 100  # the tool's default maxTokens
+    (call,) = [b for b in out["turns"][0]["blocks"] if b["type"] == "tool_call"]
+    assert call["state"] == "ran" and "Teal." in call["result"]
+    assert call["samplings"][0]["state"] == "returned" and call["samplings"][0]["returned"] == "Teal."
+    # three requests' tokens: the turn, the server's request, the next turn
+    per_request = call["samplings"][0]["usage"]["input"]
+    assert out["usage"]["input"] == 3 * per_request
+
+
+def test_ask_elicit_answers_a_form_from_the_command_line(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from app.cli.ask import run_ask
+
+    script = streamgen.call_script(0, "c1", "ev__trigger-elicitation-request", "{}")
+    with FaultServer() as server:
+        server.replies += [Reply(streamgen.anthropic(script)),
+                           Reply(streamgen.anthropic([("text", "Thanks.")], stop_reason="end_turn"))]
+        ask_config(home, server.url)
+        code = run_ask("ask me", elicit={"name": "Ada Lovelace", "integer": "7"}, elicit_defaults=True)
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "- Name: Ada Lovelace" in json.dumps(server.requests[1]["body"])
+
+
+def test_ask_elicit_without_a_required_value_declines_saying_which(home: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from app.cli.ask import run_ask
+
+    script = streamgen.call_script(0, "c1", "ev__trigger-elicitation-request", "{}")
+    with FaultServer() as server:
+        server.replies += [Reply(streamgen.anthropic(script)),
+                           Reply(streamgen.anthropic([("text", "Declined.")], stop_reason="end_turn"))]
+        ask_config(home, server.url)
+        code = run_ask("ask me", elicit={"integer": "7"})
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "the ev server asked for input (Please provide inputs for the following fields:); no value given for" \
+           " name" in err
+
+
+def test_ask_elicit_that_is_not_field_equals_value_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    from app.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["ask", "hi", "--elicit", "name"])
+    assert exit_.value.code == 2
+    assert "'name': expected FIELD=VALUE (e.g. name=Ada)" in capsys.readouterr().err
+
+
+@given(st.dictionaries(st.sampled_from(["server", "state", "messages", "hints", "usage", "max_tokens", "reply"]),
+                       st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                                    lambda inner: st.lists(inner, max_size=3)
+                                    | st.dictionaries(st.sampled_from(["role", "text", "input"]), inner, max_size=3),
+                                    max_leaves=10)))
+def test_any_stored_record_reads_back_as_a_request_never_an_error(record: dict[str, Any]) -> None:
+    back = SamplingRequest.from_dict(record)
+    assert back is not None and back.state in ("returned", "refused", "failed")

@@ -36,7 +36,8 @@ SamplingState = Literal["asked", "running", "replied", "returned", "refused", "f
 SAMPLING_MODES = ("ask", "allow", "deny")
 #: The states after which nothing more happens to a request.
 SAMPLING_ENDED = frozenset({"returned", "refused", "failed"})
-_STATES = ("asked", "running", "replied", "returned", "refused", "failed")
+#: A stored request that had not ended (callstream stopped meanwhile): read back as failed, saying so.
+STOPPED = "callstream stopped before it was answered"
 
 
 @dataclass(slots=True)
@@ -103,20 +104,24 @@ class SamplingRequest:
 
     @classmethod
     def from_dict(cls, data: Any) -> SamplingRequest | None:
+        """A stored request; one stored before it ended is read back failed (nothing waits for it now)."""
         if not isinstance(data, dict):
             return None
+        listed = data.get("messages")
         messages = [SamplingMessage("assistant" if m.get("role") == "assistant" else "user", str(m.get("text", "")))
-                    for m in data.get("messages") or [] if isinstance(m, dict)]
+                    for m in (listed if isinstance(listed, list) else []) if isinstance(m, dict)]
+        hints = data.get("hints")
         text = {name: data[name] if isinstance(data.get(name), str) else None
                 for name in ("system", "model", "reply", "returned", "reason")}
-        state = data.get("state")
+        state: SamplingState = next((s for s in ("returned", "refused", "failed") if data.get("state") == s), "failed")
+        ended = data.get("state") == state
         max_tokens = data.get("max_tokens")
         return cls(str(data.get("server", "")), messages, text["system"],
                    max_tokens if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) else 0,
-                   [str(h) for h in data.get("hints") or [] if isinstance(h, str)],
-                   state=state if state in _STATES else "failed", model=text["model"],
+                   [h for h in (hints if isinstance(hints, list) else []) if isinstance(h, str)],
+                   state=state, model=text["model"],
                    chosen=str(data.get("chosen") or ""), reply=text["reply"], returned=text["returned"],
-                   reason=text["reason"], usage=Usage.from_dict(data.get("usage")))
+                   reason=text["reason"] if ended else STOPPED, usage=Usage.from_dict(data.get("usage")))
 
 
 def _text(content: Any) -> str:
@@ -142,7 +147,8 @@ def parse_sampling(server: str, params: dict[str, Any], mode: str = "ask") -> Sa
     asked.max_tokens = max_tokens if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) else 0
     preferences = params.get("modelPreferences")
     hints = preferences.get("hints") if isinstance(preferences, dict) else None
-    asked.hints = [str(h["name"]) for h in hints or [] if isinstance(h, dict) and isinstance(h.get("name"), str)]
+    asked.hints = [str(h["name"]) for h in hints if isinstance(h, dict) and isinstance(h.get("name"), str)] \
+        if isinstance(hints, list) else []
     try:
         messages = params.get("messages")
         if not isinstance(messages, list) or not messages:
