@@ -331,3 +331,57 @@ def test_ask_elicit_that_is_not_field_equals_value_is_a_usage_error(capsys: pyte
 def test_any_stored_record_reads_back_as_a_request_never_an_error(record: dict[str, Any]) -> None:
     back = SamplingRequest.from_dict(record)
     assert back is not None and back.state in ("returned", "refused", "failed")
+
+
+async def test_a_request_to_the_model_inside_a_side_effect_keeps_its_key_and_runs_it_once(tmp_path: Path) -> None:
+    import sys
+
+    from app.tools.dispatcher import CallUpdate, Dispatcher
+    from tests.conftest import ROOT
+
+    counts = tmp_path / "runs.json"
+    table = {"command": sys.executable, "args": ["-m", "tests.mcp_poet"], "cwd": str(ROOT), "approval": "never",
+             "env": {"MCP_POET_COUNTS": str(counts), "PYTHONPATH": str(ROOT)}}
+    registry = Registry([])
+    attach_servers(registry, open_hub(parse_servers({"poet": table}, "test"), tmp_path / "logs"))
+    await registry.settled()
+    ledger = Ledger(tmp_path / "l.db")
+    try:
+        script = streamgen.call_script(0, "c0", "poet__write_poem", "{}")
+        with FaultServer() as model:
+            model.replies += [Reply(streamgen.anthropic(script)),
+                              Reply(streamgen.anthropic([("text", "Waves.")], stop_reason="end_turn")),
+                              Reply(streamgen.anthropic([("text", "Done.")], stop_reason="end_turn"))]
+            session = ChatSession(Endpoint("anthropic", model.url, "m", "test"), registry, ledger, "conv-once",
+                                  backoff=0.01, timeouts=Timeouts(10.0, 30.0, 60.0))
+            person(session, [("send", None), ("return", None)])
+            try:
+                done = await session.send("a poem")
+            finally:
+                await session.aclose()
+        assert done.status == "done", done
+        call = the_call(session)
+        said = json.loads(call.result or "{}")
+        assert said == {"poem": "Waves.", "key": call.key, "runs": 1}  # the key the ledger holds, one run
+        entries = [e for e in ledger.entries() if e["tool"] == "poet__write_poem"]
+        assert [(e["key"], e["state"]) for e in entries] == [(call.key, "ran")]
+        # the same call of the same turn again (a retry, a reopened conversation): the ledger answers, the
+        # tool does not run again and its server asks the model nothing
+        updates: list[CallUpdate] = []
+        again = Dispatcher(registry, ledger, session.key_conversation, 0, updates.append)
+        sampled: list[SamplingRequest] = []
+
+        async def sampler(key: str, asked: SamplingRequest, changed: Any) -> None:
+            sampled.append(asked)
+
+        again.sampler = sampler
+        assert again.submit("r", "poet__write_poem", {}) == call.key
+        await again.wait()
+        assert [(u.state, u.reused) for u in updates if u.state in ("ran", "failed")] == [("ran", True)]
+        # both round trips carried the call's one key; the effect happened once
+        assert json.loads(counts.read_text()) == {f"asked {call.key}": 1, call.key: 1} and sampled == []
+        # the server's hint matched no model this profile offers: the current one, and the card says why
+        (asked,) = call.samplings
+        assert asked.chosen == "m (the current model: no model this profile offers matches the hints 'claude-3')"
+    finally:
+        await registry.aclose()
