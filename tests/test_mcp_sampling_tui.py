@@ -68,19 +68,24 @@ async def exchange(home: Path, sampled: bool, steps: Any) -> tuple[Any, FaultSer
 
 async def test_the_person_sends_it_edits_the_reply_and_the_server_gets_the_edit(home: Path) -> None:
     async def steps(pilot: Any, app: Any, card: SamplingCard) -> None:
-        await pilot.click("#sample-send")
-        await wait_for(pilot, lambda: card.asked.state == "replied" and card.reply.display, "the reply on the card")
+        # by keys, as a person would: the Send key has the focus, as an approval's keys do
+        await wait_for(pilot, lambda: app.focused is card._send, "the Send key to take the focus",
+                       seen=lambda: app.focused)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: card.asked.state == "replied" and app.focused is card._return,
+                       "the reply on the card and the Return key focused", seen=lambda: app.focused)
         assert card.reply.text == "Teal." and "The model's reply (edit it" in card_text(card)
-        card.reply.load_text("Teal, as edited by me.")
-        await pilot.click("#sample-return")
+        await pilot.press("shift+tab")  # into the reply box
+        assert app.focused is card.reply
+        await pilot.press(*", as edited by me", "tab", "enter")
 
     app, server, final, tally = await exchange(home, True, steps)
     sampled = server.requests[1]["body"]
     assert sampled["max_tokens"] == 30 and "tools" not in sampled
     assert sampled["system"] == "You are a helpful test server."
     assert ASKED in json.dumps(sampled["messages"])
-    assert "Teal, as edited by me." in json.dumps(server.requests[2]["body"])  # the server got the edit
-    assert "→ returned (edited, m): Teal, as edited by me." in final
+    assert "Teal., as edited by me" in json.dumps(server.requests[2]["body"])  # the server got the edit
+    assert "→ returned (edited, m): Teal., as edited by me" in final
     # the tokens it spent count in the usage line
     turns = app.session.turns
     (asked,) = [b for b in turns[0].blocks if isinstance(b, ToolCallBlock)][0].samplings
@@ -94,7 +99,7 @@ async def test_the_person_sends_it_edits_the_reply_and_the_server_gets_the_edit(
     assert tree is not None
     calls = [b for item in tree.items for b in getattr(item, "blocks", []) if isinstance(b, ToolCallBlock)]
     (kept,) = calls[0].samplings
-    assert (kept.state, kept.reply, kept.returned) == ("returned", "Teal.", "Teal, as edited by me.")
+    assert (kept.state, kept.reply, kept.returned) == ("returned", "Teal.", "Teal., as edited by me")
     assert kept.messages[0].text == ASKED and kept.system == "You are a helpful test server."
 
 
@@ -111,8 +116,8 @@ async def test_refused_on_the_card_nothing_is_sent_to_the_model(home: Path) -> N
 async def test_a_reply_refused_on_the_card_never_reaches_the_server(home: Path) -> None:
     async def steps(pilot: Any, app: Any, card: SamplingCard) -> None:
         await pilot.click("#sample-send")
-        await wait_for(pilot, lambda: card.asked.state == "replied", "the reply on the card")
-        card.focus()
+        await wait_for(pilot, lambda: card.asked.state == "replied" and app.focused is card._return,
+                       "the reply on the card, its Return key focused")
         await pilot.press("escape")
 
     app, server, final, _ = await exchange(home, True, steps)

@@ -3,8 +3,9 @@
 What the person must see before anything is sent (the specification's human in
 the loop): which server asks, every message it wants the model to read, its
 system prompt, its ``maxTokens`` and the model it would go to (and why that
-one). Then Send / Refuse. While the model answers, a line says so; its reply
-comes back into an editable box, with Return (as it is or as edited) / Refuse.
+one). Then Send / Refuse (the Send key takes the focus, as an approval's keys do: Enter
+sends, Esc refuses). While the model answers, a line says so; its reply comes back into
+an editable box (Shift+Tab to it), with Return (as it is or as edited) / Refuse.
 After the answer, the card keeps one line of what became of it.
 
 The widget only shows the request and forwards the key pressed (``Answered``):
@@ -35,7 +36,7 @@ _WAITING = {
 }
 
 
-class SamplingCard(Vertical, can_focus=True):
+class SamplingCard(Vertical):
     DEFAULT_CSS = """
     SamplingCard { height: auto; padding: 0 0 0 2; border-left: thick $warning; margin: 0 0 0 1; }
     SamplingCard.-ended { border-left: thick $foreground 30%; }
@@ -47,7 +48,8 @@ class SamplingCard(Vertical, can_focus=True):
     SamplingCard Button { margin: 0 1 0 0; }
     """
 
-    BINDINGS = [Binding("escape", "answer('refuse')", "Refuse the request", show=False)]
+    #: Shown in the footer while the card has the focus (the chat screen's Esc cancels the turn).
+    BINDINGS = [Binding("escape", "answer('refuse')", "Refuse")]
 
     class Answered(Message):
         def __init__(self, card: SamplingCard, key: str, action: str, text: str | None) -> None:
@@ -66,7 +68,10 @@ class SamplingCard(Vertical, can_focus=True):
         self._state = Static(classes="sample-state")
         self.reply = TextArea(soft_wrap=True, id="sample-reply")
         self._keys = Horizontal()
+        self._send = Button("Send to the model", id="sample-send", variant="primary")
+        self._return = Button("Return to the server", id="sample-return", variant="primary")
         self._shown: str | None = None
+        self._ready = False  # composed: its parts can be updated
 
     def compose(self) -> ComposeResult:
         yield self._head
@@ -74,11 +79,12 @@ class SamplingCard(Vertical, can_focus=True):
         yield self._state
         yield self.reply
         with self._keys:
-            yield Button("Send to the model", id="sample-send", variant="primary")
-            yield Button("Return to the server", id="sample-return", variant="primary")
+            yield self._send
+            yield self._return
             yield Button("Refuse", id="sample-refuse")
 
     def on_mount(self) -> None:
+        self._ready = True
         self.refresh_card()
 
     def request_text(self) -> str:
@@ -91,7 +97,9 @@ class SamplingCard(Vertical, can_focus=True):
         return "\n".join(lines)
 
     def refresh_card(self) -> None:
-        """Re-read the request (its state changes under the session)."""
+        """Re-read the request (its state changes under the session); before it is mounted, ``on_mount`` does."""
+        if not self._ready:
+            return
         asked = self.asked
         ended = asked.state not in _WAITING
         self.set_class(ended, "-ended")
@@ -100,14 +108,30 @@ class SamplingCard(Vertical, can_focus=True):
                                         if asked.messages else f"✦ {asked.server} {verb} the model")))
         self._request.update(Content(inert(self.request_text())))
         self._request.display = not ended
-        self._state.update(Content(inert(_WAITING.get(asked.state) or f"→ {asked.outcome()}")))
+        self._state.update(Content(inert(self._state_words())))
         if asked.state == "replied" and self._shown != "replied":
             self.reply.load_text(inert(asked.reply or ""))
+            self.reply.move_cursor(self.reply.document.end)  # to add to it, as one mostly does
         self.reply.display = asked.state == "replied"
         self._keys.display = asked.state in ("asked", "replied")
-        self.query_one("#sample-send").display = asked.state == "asked"
-        self.query_one("#sample-return").display = asked.state == "replied"
+        self._send.display = asked.state == "asked"
+        self._return.display = asked.state == "replied"
+        if asked.state in ("asked", "replied") and self._shown != asked.state:
+            # it waits for the person, as an approval does: its key takes the focus (Enter answers, Esc refuses)
+            self.call_after_refresh((self._send if asked.state == "asked" else self._return).focus)
         self._shown = asked.state
+
+    def _state_words(self) -> str:
+        asked = self.asked
+        if asked.state == "replied" and self.reply.has_focus:
+            return "Editing the model's reply: Tab, then Enter returns it to the server; Esc refuses it."
+        return _WAITING.get(asked.state) or f"→ {asked.outcome()}"
+
+    def on_descendant_focus(self) -> None:
+        self._state.update(Content(inert(self._state_words())))
+
+    def on_descendant_blur(self) -> None:
+        self._state.update(Content(inert(self._state_words())))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
