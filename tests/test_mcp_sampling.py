@@ -256,8 +256,8 @@ def test_ask_refuses_a_request_to_the_model_says_so_and_exits_1(home: Path,
         code = run_ask("sample something")
     err = capsys.readouterr().err
     assert code == 1
-    assert (f"! ev asks the model: {ASKED}name a colour — refused: callstream ask never prompts, so it refused it "
-            "(sampling = \"allow\" for the server lets it through); so the call ev__trigger-sampling-request "
+    assert (f"! ev asks the model: {ASKED}name a colour — refused (callstream ask never prompts, so it refused it "
+            "(sampling = \"allow\" for the server lets it through)); so the call ev__trigger-sampling-request "
             "failed") in err
     assert len(server.requests) == 2  # nothing was sent to the model for the server
     assert "User rejected sampling request" in json.dumps(server.requests[1]["body"])
@@ -273,8 +273,11 @@ def test_ask_runs_a_request_the_config_allows_and_counts_its_tokens(home: Path,
                            Reply(streamgen.anthropic([("text", "It said teal.")], stop_reason="end_turn"))]
         ask_config(home, server.url, sampling="allow")
         code = run_ask("sample something", as_json=True)
-    out = json.loads(capsys.readouterr().out)
+    printed = capsys.readouterr()
+    out = json.loads(printed.out)
     assert code == 0, out
+    assert (f"· ev asks the model: {ASKED}name a colour — sent to m (the current model); returned (as the model "
+            "wrote it, m): Teal.") in printed.err
     assert server.requests[1]["body"]["max_tokens"] == 100  # the tool's default maxTokens
     (call,) = [b for b in out["turns"][0]["blocks"] if b["type"] == "tool_call"]
     assert call["state"] == "ran" and "Teal." in call["result"]

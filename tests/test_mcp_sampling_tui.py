@@ -101,6 +101,16 @@ async def test_the_person_sends_it_edits_the_reply_and_the_server_gets_the_edit(
     (kept,) = calls[0].samplings
     assert (kept.state, kept.reply, kept.returned) == ("returned", "Teal.", "Teal., as edited by me")
     assert kept.messages[0].text == ASKED and kept.system == "You are a helpful test server."
+    # reopened, the call's card shows what was asked and what went back, with nothing to press
+    reopened = make_app(config=Config(), endpoint=Endpoint("anthropic", "http://127.0.0.1:9", "m", "test"),
+                        conversation=app.session.conversation)
+    async with reopened.run_test(size=(120, 60)) as pilot:
+        await wait_for(pilot, lambda: reopened.screen.query(SamplingCard), "the stored sampling card")
+        card = reopened.screen.query_one(SamplingCard)
+        await wait_for(pilot, lambda: "→ returned (edited, m)" in card_text(card), "its outcome",
+                       seen=lambda: card_text(card))
+        assert f"✦ ev asked the model: {ASKED}" in card_text(card)
+        assert not card._send.display and not card._return.display and not card.reply.display
 
 
 async def test_refused_on_the_card_nothing_is_sent_to_the_model(home: Path) -> None:

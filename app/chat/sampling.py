@@ -146,16 +146,10 @@ class Sampling:
 
 
 class Refusing(Sampling):
-    """``ask``'s: nobody is asked, so a request is refused unless its server's ``sampling`` is "allow"
-    (``refused`` keeps them for the command's words)."""
-
-    def __init__(self, session: Any) -> None:
-        super().__init__(session)
-        self.refused: list[SamplingRequest] = []
+    """``ask``'s: nobody is asked, so a request is refused unless its server's ``sampling`` is "allow" (the
+    command says what became of each from the calls' cards: ``cli.ask.sampling_words``)."""
 
     async def sample(self, key: str, asked: SamplingRequest, changed: Callable[[], None]) -> None:
         if asked.state == "asked" and asked.mode != "allow":
             asked.state, asked.reason = "refused", ASK_REFUSES
         await super().sample(key, asked, changed)
-        if asked.state == "refused":
-            self.refused.append(asked)

@@ -270,7 +270,7 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
         print(inert(f"  ! {done.message}"), file=err)
     for asked in declining.declined:  # said even with --json: the answer the server got was not the person's
         print(inert(f"  ! the {asked.server} server asked for input ({asked.message}); {asked.reason}"), file=err)
-    failed_by_refusal = refused_words(session.turns, refusing.refused, err)
+    failed_by_refusal = sampling_words(session.turns, err)
     if verbose and session.turns:
         print(inert(cost_line(session.turns, seconds, prices)), file=err)
     if stopped_by_signal:
@@ -278,19 +278,22 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
     return 0 if done.status == "done" and not declining.declined and not failed_by_refusal else 1
 
 
-def refused_words(turns: list[Any], refused: list[Any], err: TextIO) -> bool:
-    """A line for each request to the model ``ask`` refused, saying whether the call failed because of it;
-    True when one did (ask then exits 1)."""
+def sampling_words(turns: list[Any], err: TextIO) -> bool:
+    """A line on stderr for each request a server made to the model: where it went (the model chosen, and why)
+    and what became of it, or why it was refused and whether the call failed because of it. True when a
+    refused or failed request made its call fail (ask then exits 1)."""
     from ..stream import ToolCallBlock
 
     failed = False
-    for asked in refused:
-        call = next((b for t in turns for b in t.blocks if isinstance(b, ToolCallBlock)
-                     and any(s is asked for s in b.samplings)), None)
-        broke = call is not None and call.state != "ran"
-        failed = failed or broke
-        then = f"; so the call {call.name} {call.state}" if broke and call is not None else ""
-        print(inert(f"  ! {asked.headline()} — refused: {asked.reason}{then}"), file=err)
+    for call in (b for t in turns for b in t.blocks if isinstance(b, ToolCallBlock)):
+        for asked in call.samplings:
+            if asked.state == "returned":
+                print(inert(f"  · {asked.headline()} — sent to {asked.chosen}; {asked.outcome()}"), file=err)
+                continue
+            broke = call.state != "ran"
+            failed = failed or broke
+            then = f"; so the call {call.name} {call.state}" if broke else ""
+            print(inert(f"  ! {asked.headline()} — {asked.outcome()}{then}"), file=err)
     return failed
 
 
