@@ -388,3 +388,45 @@ async def test_a_request_to_the_model_inside_a_side_effect_keeps_its_key_and_run
         assert asked.chosen == "m (the current model: no model this profile offers matches the hints 'claude-3')"
     finally:
         await registry.aclose()
+
+
+async def test_a_hint_picks_a_model_of_a_profile_on_the_same_endpoint_and_the_request_goes_to_it(
+        home: Path) -> None:
+    import sys
+
+    from app.runtime.wiring import open_runtime
+    from app.settings.config import load_config
+    from tests.conftest import ROOT
+
+    with FaultServer() as model:
+        config_file = home / "config.toml"
+        config_file.write_text(
+            f'default = "main"\n[providers.main]\nprovider = "anthropic"\nbase_url = "{model.url}"\nmodel = "m"\n'
+            f'key_env = "NO_KEY"\n\n[providers.small]\nprovider = "anthropic"\nbase_url = "{model.url}"\n'
+            f'model = "claude-3-5-haiku"\nkey_env = "NO_KEY"\n\n[providers.elsewhere]\nprovider = "anthropic"\n'
+            f'model = "claude-3-opus"\nkey_env = "OTHER_KEY"\n\n'
+            f'[mcp.poet]\ncommand = {json.dumps(sys.executable)}\nargs = ["-m", "tests.mcp_poet"]\n'
+            f'cwd = {json.dumps(str(ROOT))}\napproval = "never"\n'
+            f'env = {{ MCP_POET_COUNTS = {json.dumps(str(home / "runs.json"))} }}\n')
+        runtime = open_runtime(config=load_config(config_file))
+        # the models the hints may pick: this profile's, and another's on the same endpoint with the same key
+        assert runtime.sampling_models() == ["m", "claude-3-5-haiku"]
+        session = runtime.session()
+        assert session.sampling.models == ["m", "claude-3-5-haiku"]
+        script = streamgen.call_script(0, "c0", "poet__write_poem", "{}")
+        model.replies += [Reply(streamgen.anthropic(script)),
+                          Reply(streamgen.anthropic([("text", "Waves.")], stop_reason="end_turn")),
+                          Reply(streamgen.anthropic([("text", "Done.")], stop_reason="end_turn"))]
+        person(session, [("send", None), ("return", None)])
+        try:
+            await runtime.registry.settled()
+            done = await session.send("a poem")
+        finally:
+            await session.aclose()
+            await runtime.registry.aclose()
+            runtime.close()
+    assert done.status == "done", done
+    (asked,) = the_call(session).samplings
+    assert asked.chosen == "claude-3-5-haiku (the server's hint 'claude-3')"
+    assert model.requests[1]["body"]["model"] == "claude-3-5-haiku"  # the hint's model, on the same endpoint
+    assert model.requests[2]["body"]["model"] == "m"  # the conversation goes on with its own
