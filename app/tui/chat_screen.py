@@ -393,8 +393,10 @@ class ChatScreen(Screen[None]):
 
     @on(SamplingCard.Answered)
     def _sampling_answered(self, message: SamplingCard.Answered) -> None:
-        """The person's answer to a server's request to the model: the session owns what follows."""
-        self.session.sampling.answer(message.key, message.action, message.text)
+        """The person's answer to a server's request to the model: the session owns what follows; the focus goes
+        back to the box, as after an approval (a reply to review takes it again)."""
+        if self.session.sampling.answer(message.key, message.action, message.text) and self.prompt is not None:
+            self.prompt.focus()
 
     def _run_exchange(self, work: Coroutine[Any, Any, None]) -> None:
         """``work`` as the one exchange running (a send, a retry, an answered stored approval)."""
