@@ -36,8 +36,9 @@ def _count(key: str) -> int:
 
 def make_server() -> Server[Any]:
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[types.Tool(name="write_poem", description="Writes a line.",
-                                                       input_schema={"type": "object"})])
+        return types.ListToolsResult(
+            tools=[types.Tool(name="write_poem", description="Writes a line.", input_schema={"type": "object"})]
+        )
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> Any:
         meta = ctx.meta or {}
@@ -45,17 +46,28 @@ def make_server() -> Server[Any]:
         answered = (params.input_responses or {}).get("line")
         if answered is None:  # the first round trip: what it needs of the model, nothing done yet
             _count(f"asked {key}")
-            return types.InputRequiredResult(input_requests={"line": types.CreateMessageRequest(
-                params=types.CreateMessageRequestParams(
-                    messages=[types.SamplingMessage(role="user", content=types.TextContent(text="A line about the "
-                                                                                                  "sea?"))],
-                    max_tokens=40, system_prompt="You are a poet.",
-                    model_preferences=types.ModelPreferences(hints=[types.ModelHint(name="claude-3")])))})
+            return types.InputRequiredResult(
+                input_requests={
+                    "line": types.CreateMessageRequest(
+                        params=types.CreateMessageRequestParams(
+                            messages=[
+                                types.SamplingMessage(
+                                    role="user", content=types.TextContent(text="A line about the sea?")
+                                )
+                            ],
+                            max_tokens=40,
+                            system_prompt="You are a poet.",
+                            model_preferences=types.ModelPreferences(hints=[types.ModelHint(name="claude-3")]),
+                        )
+                    )
+                }
+            )
         runs = _count(key)  # the side effect, once the line is there
         content = getattr(answered, "content", None)
         said = content.text if isinstance(content, types.TextContent) else "?"
-        return types.CallToolResult(content=[types.TextContent(text=json.dumps({"poem": said, "key": key,
-                                                                                "runs": runs}))])
+        return types.CallToolResult(
+            content=[types.TextContent(text=json.dumps({"poem": said, "key": key, "runs": runs}))]
+        )
 
     return Server("poet", on_list_tools=list_tools, on_call_tool=call_tool)
 

@@ -50,8 +50,11 @@ def person(session: ChatSession, answers: list[tuple[str, str | None]]) -> list[
     def listen(event: object) -> None:
         if isinstance(event, CallState) and event.state == "running":
             block = session.turns[-1].blocks[event.index]
-            if isinstance(block, ToolCallBlock) and block.samplings and block.samplings[-1].state in ("asked",
-                                                                                                       "replied"):
+            if (
+                isinstance(block, ToolCallBlock)
+                and block.samplings
+                and block.samplings[-1].state in ("asked", "replied")
+            ):
                 asked = block.samplings[-1]
                 assert block.key is not None
                 asyncio.get_running_loop().call_soon(answer, block.key, asked)
@@ -60,8 +63,9 @@ def person(session: ChatSession, answers: list[tuple[str, str | None]]) -> list[
     return seen
 
 
-async def run_through_loop(tmp_path: Path, table: dict[str, Any], answers: list[tuple[str, str | None]],
-                           sampled: bytes | None) -> tuple[ChatSession, FaultServer, list[SamplingRequest]]:
+async def run_through_loop(
+    tmp_path: Path, table: dict[str, Any], answers: list[tuple[str, str | None]], sampled: bytes | None
+) -> tuple[ChatSession, FaultServer, list[SamplingRequest]]:
     """One exchange: the model calls the sampling tool, the request is answered, the model says Done."""
     registry = Registry([])
     hub = open_hub(parse_servers({"ev": table}, "test"), tmp_path / "logs")
@@ -75,9 +79,15 @@ async def run_through_loop(tmp_path: Path, table: dict[str, Any], answers: list[
             if sampled is not None:
                 model.replies.append(Reply(sampled))
             model.replies.append(Reply(streamgen.anthropic([("text", "Done.")], stop_reason="end_turn")))
-            session = ChatSession(Endpoint("anthropic", model.url, "m", "test"), registry, Ledger(tmp_path / "l.db"),
-                                  "conv-sampling", backoff=0.01, timeouts=Timeouts(10.0, 30.0, 60.0),
-                                  system="Be brief.")
+            session = ChatSession(
+                Endpoint("anthropic", model.url, "m", "test"),
+                registry,
+                Ledger(tmp_path / "l.db"),
+                "conv-sampling",
+                backoff=0.01,
+                timeouts=Timeouts(10.0, 30.0, 60.0),
+                system="Be brief.",
+            )
             seen = person(session, answers)
             try:
                 done = await session.send("sample something")
@@ -96,8 +106,9 @@ def the_call(session: ChatSession) -> ToolCallBlock:
 
 async def test_sampling_over_stdio_asks_runs_and_returns_the_edited_reply(tmp_path: Path) -> None:
     reply = streamgen.anthropic([("text", "Teal.")], stop_reason="end_turn")
-    session, model, seen = await run_through_loop(tmp_path, everything(approval="never"),
-                                                  [("send", None), ("return", "Teal, edited.")], reply)
+    session, model, seen = await run_through_loop(
+        tmp_path, everything(approval="never"), [("send", None), ("return", "Teal, edited.")], reply
+    )
     call = the_call(session)
     assert call.state == "ran", (call.state, call.result)
     (asked,) = call.samplings
@@ -132,8 +143,9 @@ async def test_refused_before_it_is_sent_nothing_reaches_the_model(tmp_path: Pat
 
 async def test_a_refused_reply_never_reaches_the_server(tmp_path: Path) -> None:
     reply = streamgen.anthropic([("text", "Secret plan.")], stop_reason="end_turn")
-    session, model, _ = await run_through_loop(tmp_path, everything(approval="never"),
-                                               [("send", None), ("refuse", None)], reply)
+    session, model, _ = await run_through_loop(
+        tmp_path, everything(approval="never"), [("send", None), ("refuse", None)], reply
+    )
     call = the_call(session)
     (asked,) = call.samplings
     assert (asked.state, asked.reply, asked.returned) == ("refused", "Secret plan.", None)
@@ -143,8 +155,9 @@ async def test_a_refused_reply_never_reaches_the_server(tmp_path: Path) -> None:
 async def test_sampling_allowed_over_streamable_http_runs_without_asking(tmp_path: Path) -> None:
     reply = streamgen.anthropic([("text", "Blue.")], stop_reason="end_turn")
     with everything_over_http() as url:
-        session, model, seen = await run_through_loop(tmp_path, {"url": url, "approval": "never",
-                                                                 "sampling": "allow"}, [], reply)
+        session, model, seen = await run_through_loop(
+            tmp_path, {"url": url, "approval": "never", "sampling": "allow"}, [], reply
+        )
     call = the_call(session)
     (asked,) = call.samplings
     assert seen == [] and (asked.state, asked.returned) == ("returned", "Blue.")
@@ -171,16 +184,23 @@ def test_the_setting_is_one_of_ask_allow_deny() -> None:
 
 
 def test_a_request_callstream_cannot_send_is_refused_saying_why() -> None:
-    image = {"messages": [{"role": "user", "content": {"type": "image", "data": "", "mimeType": "image/png"}}],
-             "maxTokens": 5}
-    assert parse_sampling("s", image).reason == ("callstream cannot send this request: a message holds image "
-                                                 "content, and callstream sends a server's request to the model as "
-                                                 "text only")
+    image = {
+        "messages": [{"role": "user", "content": {"type": "image", "data": "", "mimeType": "image/png"}}],
+        "maxTokens": 5,
+    }
+    assert parse_sampling("s", image).reason == (
+        "callstream cannot send this request: a message holds image "
+        "content, and callstream sends a server's request to the model as "
+        "text only"
+    )
     assert "no messages" in (parse_sampling("s", {"messages": [], "maxTokens": 5}).reason or "")
     last = {"messages": [{"role": "assistant", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5}
     assert "last message is not the user's" in (parse_sampling("s", last).reason or "")
-    tools = {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5,
-             "tools": [{"name": "x"}]}
+    tools = {
+        "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+        "maxTokens": 5,
+        "tools": [{"name": "x"}],
+    }
     assert "use tools" in (parse_sampling("s", tools).reason or "")
     nothing = {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}]}
     assert "maxTokens" in (parse_sampling("s", nothing).reason or "")
@@ -188,7 +208,9 @@ def test_a_request_callstream_cannot_send_is_refused_saying_why() -> None:
 
 def test_model_hints_pick_a_model_the_profile_offers_else_the_current_one() -> None:
     assert choose_model(["sonnet"], "gpt-5", ["claude-sonnet-4-5"]) == (
-        "claude-sonnet-4-5", "claude-sonnet-4-5 (the server's hint 'sonnet')")
+        "claude-sonnet-4-5",
+        "claude-sonnet-4-5 (the server's hint 'sonnet')",
+    )
     assert choose_model(["opus", "gpt"], "gpt-5", []) == ("gpt-5", "gpt-5 (the server's hint 'gpt')")
     model, words = choose_model(["claude-3"], "gpt-5", ["gpt-5-mini"])
     assert model == "gpt-5" and "no model this profile offers matches the hints 'claude-3'" in words
@@ -199,9 +221,14 @@ def test_what_is_kept_is_redacted_and_survives_the_store() -> None:
 
     secret = "sk-live-0123456789abcdefghijklmnop"
     register_secret(secret)
-    asked = parse_sampling("ev", {"messages": [{"role": "user", "content": {"type": "text",
-                                                                            "text": f"use {secret}"}}],
-                                  "systemPrompt": "Be kind.", "maxTokens": 9})
+    asked = parse_sampling(
+        "ev",
+        {
+            "messages": [{"role": "user", "content": {"type": "text", "text": f"use {secret}"}}],
+            "systemPrompt": "Be kind.",
+            "maxTokens": 9,
+        },
+    )
     asked.state, asked.reply, asked.returned, asked.model = "returned", f"ok {secret}", "ok", "m"
     block = ToolCallBlock("c1", "ev__x", state="ran", result="ok", samplings=[asked])
     back = block_from_record(json.loads(json.dumps(block_record(block))))
@@ -212,12 +239,21 @@ def test_what_is_kept_is_redacted_and_survives_the_store() -> None:
     assert kept.messages[0].text == "use [redacted]" and kept.reply == "ok [redacted]"
 
 
-@given(st.dictionaries(st.sampled_from(["messages", "maxTokens", "systemPrompt", "modelPreferences", "tools"]),
-                       st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-                                    lambda inner: st.lists(inner, max_size=3)
-                                    | st.dictionaries(st.sampled_from(["role", "content", "type", "text", "hints",
-                                                                       "name"]), inner, max_size=3),
-                                    max_leaves=12)))
+@given(
+    st.dictionaries(
+        st.sampled_from(["messages", "maxTokens", "systemPrompt", "modelPreferences", "tools"]),
+        st.recursive(
+            st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+            lambda inner: (
+                st.lists(inner, max_size=3)
+                | st.dictionaries(
+                    st.sampled_from(["role", "content", "type", "text", "hints", "name"]), inner, max_size=3
+                )
+            ),
+            max_leaves=12,
+        ),
+    )
+)
 def test_any_params_give_a_request_or_a_stated_refusal_never_an_error(params: dict[str, Any]) -> None:
     asked = parse_sampling("s", params)
     assert asked.state == "asked" or (asked.state == "refused" and asked.reason)
@@ -238,46 +274,55 @@ def ask_config(home: Path, url: str, **server: str) -> None:
     (home / "config.toml").write_text(
         f'default = "fx"\n[providers.fx]\nprovider = "anthropic"\nbase_url = "{url}"\nmodel = "m"\n'
         f'key_env = "NO_KEY"\n\n[mcp.ev]\ncommand = {json.dumps(table["command"])}\nargs = [{args}]\n'
-        f'startup_timeout = 60\napproval = "never"\n{extra}')
+        f'startup_timeout = 60\napproval = "never"\n{extra}'
+    )
 
 
 def sampling_call() -> bytes:
     return streamgen.anthropic(streamgen.call_script(0, "c1", TOOL, json.dumps({"prompt": "name a colour"})))
 
 
-def test_ask_refuses_a_request_to_the_model_says_so_and_exits_1(home: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_ask_refuses_a_request_to_the_model_says_so_and_exits_1(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from app.cli.ask import run_ask
 
     with FaultServer() as server:
-        server.replies += [Reply(sampling_call()),
-                           Reply(streamgen.anthropic([("text", "It was refused.")], stop_reason="end_turn"))]
+        server.replies += [
+            Reply(sampling_call()),
+            Reply(streamgen.anthropic([("text", "It was refused.")], stop_reason="end_turn")),
+        ]
         ask_config(home, server.url)
         code = run_ask("sample something")
     err = capsys.readouterr().err
     assert code == 1
-    assert (f"! ev asks the model: {ASKED}name a colour — refused (callstream ask never prompts, so it refused it "
-            "(sampling = \"allow\" for the server lets it through)); so the call ev__trigger-sampling-request "
-            "failed") in err
+    assert (
+        f"! ev asks the model: {ASKED}name a colour — refused (callstream ask never prompts, so it refused it "
+        '(sampling = "allow" for the server lets it through)); so the call ev__trigger-sampling-request '
+        "failed"
+    ) in err
     assert len(server.requests) == 2  # nothing was sent to the model for the server
     assert "User rejected sampling request" in json.dumps(server.requests[1]["body"])
 
 
-def test_ask_runs_a_request_the_config_allows_and_counts_its_tokens(home: Path,
-                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_ask_runs_a_request_the_config_allows_and_counts_its_tokens(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from app.cli.ask import run_ask
 
     with FaultServer() as server:
-        server.replies += [Reply(sampling_call()),
-                           Reply(streamgen.anthropic([("text", "Teal.")], stop_reason="end_turn")),
-                           Reply(streamgen.anthropic([("text", "It said teal.")], stop_reason="end_turn"))]
+        server.replies += [
+            Reply(sampling_call()),
+            Reply(streamgen.anthropic([("text", "Teal.")], stop_reason="end_turn")),
+            Reply(streamgen.anthropic([("text", "It said teal.")], stop_reason="end_turn")),
+        ]
         ask_config(home, server.url, sampling="allow")
         code = run_ask("sample something", as_json=True)
     printed = capsys.readouterr()
     out = json.loads(printed.out)
     assert code == 0, out
-    assert (f"· ev asks the model: {ASKED}name a colour — sent to m (the current model); returned (as the model "
-            "wrote it, m): Teal.") in printed.err
+    assert (
+        f"· ev asks the model: {ASKED}name a colour — sent to m (the current model); returned (as the model "
+        "wrote it, m): Teal."
+    ) in printed.err
     assert server.requests[1]["body"]["max_tokens"] == 100  # the tool's default maxTokens
     (call,) = [b for b in out["turns"][0]["blocks"] if b["type"] == "tool_call"]
     assert call["state"] == "ran" and "Teal." in call["result"]
@@ -292,8 +337,10 @@ def test_ask_elicit_answers_a_form_from_the_command_line(home: Path, capsys: pyt
 
     script = streamgen.call_script(0, "c1", "ev__trigger-elicitation-request", "{}")
     with FaultServer() as server:
-        server.replies += [Reply(streamgen.anthropic(script)),
-                           Reply(streamgen.anthropic([("text", "Thanks.")], stop_reason="end_turn"))]
+        server.replies += [
+            Reply(streamgen.anthropic(script)),
+            Reply(streamgen.anthropic([("text", "Thanks.")], stop_reason="end_turn")),
+        ]
         ask_config(home, server.url)
         code = run_ask("ask me", elicit={"name": "Ada Lovelace", "integer": "7"}, elicit_defaults=True)
     err = capsys.readouterr().err
@@ -301,20 +348,25 @@ def test_ask_elicit_answers_a_form_from_the_command_line(home: Path, capsys: pyt
     assert "- Name: Ada Lovelace" in json.dumps(server.requests[1]["body"])
 
 
-def test_ask_elicit_without_a_required_value_declines_saying_which(home: Path,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_ask_elicit_without_a_required_value_declines_saying_which(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from app.cli.ask import run_ask
 
     script = streamgen.call_script(0, "c1", "ev__trigger-elicitation-request", "{}")
     with FaultServer() as server:
-        server.replies += [Reply(streamgen.anthropic(script)),
-                           Reply(streamgen.anthropic([("text", "Declined.")], stop_reason="end_turn"))]
+        server.replies += [
+            Reply(streamgen.anthropic(script)),
+            Reply(streamgen.anthropic([("text", "Declined.")], stop_reason="end_turn")),
+        ]
         ask_config(home, server.url)
         code = run_ask("ask me", elicit={"integer": "7"})
     err = capsys.readouterr().err
     assert code == 1
-    assert "the ev server asked for input (Please provide inputs for the following fields:); no value given for" \
-           " name" in err
+    assert (
+        "the ev server asked for input (Please provide inputs for the following fields:); no value given for"
+        " name" in err
+    )
 
 
 def test_ask_elicit_that_is_not_field_equals_value_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
@@ -326,11 +378,19 @@ def test_ask_elicit_that_is_not_field_equals_value_is_a_usage_error(capsys: pyte
     assert "'name': expected FIELD=VALUE (e.g. name=Ada)" in capsys.readouterr().err
 
 
-@given(st.dictionaries(st.sampled_from(["server", "state", "messages", "hints", "usage", "max_tokens", "reply"]),
-                       st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-                                    lambda inner: st.lists(inner, max_size=3)
-                                    | st.dictionaries(st.sampled_from(["role", "text", "input"]), inner, max_size=3),
-                                    max_leaves=10)))
+@given(
+    st.dictionaries(
+        st.sampled_from(["server", "state", "messages", "hints", "usage", "max_tokens", "reply"]),
+        st.recursive(
+            st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+            lambda inner: (
+                st.lists(inner, max_size=3)
+                | st.dictionaries(st.sampled_from(["role", "text", "input"]), inner, max_size=3)
+            ),
+            max_leaves=10,
+        ),
+    )
+)
 def test_any_stored_record_reads_back_as_a_request_never_an_error(record: dict[str, Any]) -> None:
     back = SamplingRequest.from_dict(record)
     assert back is not None and back.state in ("returned", "refused", "failed")
@@ -343,8 +403,13 @@ async def test_a_request_to_the_model_inside_a_side_effect_keeps_its_key_and_run
     from tests.conftest import ROOT
 
     counts = tmp_path / "runs.json"
-    table = {"command": sys.executable, "args": ["-m", "tests.mcp_poet"], "cwd": str(ROOT), "approval": "never",
-             "env": {"MCP_POET_COUNTS": str(counts), "PYTHONPATH": str(ROOT)}}
+    table = {
+        "command": sys.executable,
+        "args": ["-m", "tests.mcp_poet"],
+        "cwd": str(ROOT),
+        "approval": "never",
+        "env": {"MCP_POET_COUNTS": str(counts), "PYTHONPATH": str(ROOT)},
+    }
     registry = Registry([])
     attach_servers(registry, open_hub(parse_servers({"poet": table}, "test"), tmp_path / "logs"))
     await registry.settled()
@@ -352,11 +417,19 @@ async def test_a_request_to_the_model_inside_a_side_effect_keeps_its_key_and_run
     try:
         script = streamgen.call_script(0, "c0", "poet__write_poem", "{}")
         with FaultServer() as model:
-            model.replies += [Reply(streamgen.anthropic(script)),
-                              Reply(streamgen.anthropic([("text", "Waves.")], stop_reason="end_turn")),
-                              Reply(streamgen.anthropic([("text", "Done.")], stop_reason="end_turn"))]
-            session = ChatSession(Endpoint("anthropic", model.url, "m", "test"), registry, ledger, "conv-once",
-                                  backoff=0.01, timeouts=Timeouts(10.0, 30.0, 60.0))
+            model.replies += [
+                Reply(streamgen.anthropic(script)),
+                Reply(streamgen.anthropic([("text", "Waves.")], stop_reason="end_turn")),
+                Reply(streamgen.anthropic([("text", "Done.")], stop_reason="end_turn")),
+            ]
+            session = ChatSession(
+                Endpoint("anthropic", model.url, "m", "test"),
+                registry,
+                ledger,
+                "conv-once",
+                backoff=0.01,
+                timeouts=Timeouts(10.0, 30.0, 60.0),
+            )
             person(session, [("send", None), ("return", None)])
             try:
                 done = await session.send("a poem")
@@ -390,8 +463,7 @@ async def test_a_request_to_the_model_inside_a_side_effect_keeps_its_key_and_run
         await registry.aclose()
 
 
-async def test_a_hint_picks_a_model_of_a_profile_on_the_same_endpoint_and_the_request_goes_to_it(
-        home: Path) -> None:
+async def test_a_hint_picks_a_model_of_a_profile_on_the_same_endpoint_and_the_request_goes_to_it(home: Path) -> None:
     import sys
 
     from app.runtime.wiring import open_runtime
@@ -407,16 +479,19 @@ async def test_a_hint_picks_a_model_of_a_profile_on_the_same_endpoint_and_the_re
             f'model = "claude-3-opus"\nkey_env = "OTHER_KEY"\n\n'
             f'[mcp.poet]\ncommand = {json.dumps(sys.executable)}\nargs = ["-m", "tests.mcp_poet"]\n'
             f'cwd = {json.dumps(str(ROOT))}\napproval = "never"\n'
-            f'env = {{ MCP_POET_COUNTS = {json.dumps(str(home / "runs.json"))} }}\n')
+            f"env = {{ MCP_POET_COUNTS = {json.dumps(str(home / 'runs.json'))} }}\n"
+        )
         runtime = open_runtime(config=load_config(config_file))
         # the models the hints may pick: this profile's, and another's on the same endpoint with the same key
         assert runtime.sampling_models() == ["m", "claude-3-5-haiku"]
         session = runtime.session()
         assert session.sampling.models == ["m", "claude-3-5-haiku"]
         script = streamgen.call_script(0, "c0", "poet__write_poem", "{}")
-        model.replies += [Reply(streamgen.anthropic(script)),
-                          Reply(streamgen.anthropic([("text", "Waves.")], stop_reason="end_turn")),
-                          Reply(streamgen.anthropic([("text", "Done.")], stop_reason="end_turn"))]
+        model.replies += [
+            Reply(streamgen.anthropic(script)),
+            Reply(streamgen.anthropic([("text", "Waves.")], stop_reason="end_turn")),
+            Reply(streamgen.anthropic([("text", "Done.")], stop_reason="end_turn")),
+        ]
         person(session, [("send", None), ("return", None)])
         try:
             await runtime.registry.settled()

@@ -37,8 +37,9 @@ async def exchange(home: Path, sampled: bool, steps: Any) -> tuple[Any, FaultSer
     """The app asked to sample; ``steps(pilot, app, card)`` answers the card; returns the app, the model, what
     the card shows at the end and the usage line's words."""
     config = Config(mcp=parse_servers({"ev": everything(approval="never")}, "test"))
-    script = streamgen.call_script(0, "c1", "ev__trigger-sampling-request",
-                                   json.dumps({"prompt": "name a colour", "maxTokens": 30}))
+    script = streamgen.call_script(
+        0, "c1", "ev__trigger-sampling-request", json.dumps({"prompt": "name a colour", "maxTokens": 30})
+    )
     with FaultServer() as server:
         server.replies.append(Reply(streamgen.anthropic(script)))
         if sampled:
@@ -60,8 +61,11 @@ async def exchange(home: Path, sampled: bool, steps: Any) -> tuple[Any, FaultSer
             assert "Nothing has been sent. Send this to the model?" in shown
             assert len(server.requests) == 1  # only the turn: the request waits for the person
             await steps(pilot, app, card)
-            await wait_for(pilot, lambda: "All done." in on_screen(app) and not app.session.busy,
-                           "the call to end and the model to reply")
+            await wait_for(
+                pilot,
+                lambda: "All done." in on_screen(app) and not app.session.busy,
+                "the call to end and the model to reply",
+            )
             final, tally = card_text(card), app.screen.tally.words()
     return app, server, final, tally
 
@@ -69,11 +73,16 @@ async def exchange(home: Path, sampled: bool, steps: Any) -> tuple[Any, FaultSer
 async def test_the_person_sends_it_edits_the_reply_and_the_server_gets_the_edit(home: Path) -> None:
     async def steps(pilot: Any, app: Any, card: SamplingCard) -> None:
         # by keys, as a person would: the Send key has the focus, as an approval's keys do
-        await wait_for(pilot, lambda: app.focused is card._send, "the Send key to take the focus",
-                       seen=lambda: app.focused)
+        await wait_for(
+            pilot, lambda: app.focused is card._send, "the Send key to take the focus", seen=lambda: app.focused
+        )
         await pilot.press("enter")
-        await wait_for(pilot, lambda: card.asked.state == "replied" and app.focused is card._return,
-                       "the reply on the card and the Return key focused", seen=lambda: app.focused)
+        await wait_for(
+            pilot,
+            lambda: card.asked.state == "replied" and app.focused is card._return,
+            "the reply on the card and the Return key focused",
+            seen=lambda: app.focused,
+        )
         assert card.reply.text == "Teal." and "The model's reply (edit it" in card_text(card)
         await pilot.press("shift+tab")  # into the reply box
         assert app.focused is card.reply
@@ -102,13 +111,17 @@ async def test_the_person_sends_it_edits_the_reply_and_the_server_gets_the_edit(
     assert (kept.state, kept.reply, kept.returned) == ("returned", "Teal.", "Teal., as edited by me")
     assert kept.messages[0].text == ASKED and kept.system == "You are a helpful test server."
     # reopened, the call's card shows what was asked and what went back, with nothing to press
-    reopened = make_app(config=Config(), endpoint=Endpoint("anthropic", "http://127.0.0.1:9", "m", "test"),
-                        conversation=app.session.conversation)
+    reopened = make_app(
+        config=Config(),
+        endpoint=Endpoint("anthropic", "http://127.0.0.1:9", "m", "test"),
+        conversation=app.session.conversation,
+    )
     async with reopened.run_test(size=(120, 60)) as pilot:
         await wait_for(pilot, lambda: reopened.screen.query(SamplingCard), "the stored sampling card")
         card = reopened.screen.query_one(SamplingCard)
-        await wait_for(pilot, lambda: "→ returned (edited, m)" in card_text(card), "its outcome",
-                       seen=lambda: card_text(card))
+        await wait_for(
+            pilot, lambda: "→ returned (edited, m)" in card_text(card), "its outcome", seen=lambda: card_text(card)
+        )
         assert f"✦ ev asked the model: {ASKED}" in card_text(card)
         assert not card._send.display and not card._return.display and not card.reply.display
 
@@ -126,8 +139,11 @@ async def test_refused_on_the_card_nothing_is_sent_to_the_model(home: Path) -> N
 async def test_a_reply_refused_on_the_card_never_reaches_the_server(home: Path) -> None:
     async def steps(pilot: Any, app: Any, card: SamplingCard) -> None:
         await pilot.click("#sample-send")
-        await wait_for(pilot, lambda: card.asked.state == "replied" and app.focused is card._return,
-                       "the reply on the card, its Return key focused")
+        await wait_for(
+            pilot,
+            lambda: card.asked.state == "replied" and app.focused is card._return,
+            "the reply on the card, its Return key focused",
+        )
         await pilot.press("escape")
 
     app, server, final, _ = await exchange(home, True, steps)

@@ -104,8 +104,15 @@ class SamplingCard(Vertical):
         ended = asked.state not in _WAITING
         self.set_class(ended, "-ended")
         verb = "asked" if ended else "asks"
-        self._head.update(Content(inert(f"✦ {asked.server} {verb} the model: {one_line(asked.messages[-1].text, 160)}"
-                                        if asked.messages else f"✦ {asked.server} {verb} the model")))
+        self._head.update(
+            Content(
+                inert(
+                    f"✦ {asked.server} {verb} the model: {one_line(asked.messages[-1].text, 160)}"
+                    if asked.messages
+                    else f"✦ {asked.server} {verb} the model"
+                )
+            )
+        )
         self._request.update(Content(inert(self.request_text())))
         self._request.display = not ended
         self._state.update(Content(inert(self._state_words())))

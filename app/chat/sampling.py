@@ -39,7 +39,7 @@ __all__ = ["Sampling", "Refusing", "ASK_REFUSES", "SampleFn"]
 SampleFn = Callable[[str, SamplingRequest, Callable[[], None]], Awaitable[None]]
 
 #: Why ``ask`` refused a request to the model.
-ASK_REFUSES = "callstream ask never prompts, so it refused it (sampling = \"allow\" for the server lets it through)"
+ASK_REFUSES = 'callstream ask never prompts, so it refused it (sampling = "allow" for the server lets it through)'
 
 
 class Sampling:
@@ -54,12 +54,14 @@ class Sampling:
 
     def for_turn(self, record: LiveTurn) -> SampleFn:
         """The dispatcher's ``sampler`` for one turn: what a request costs is added to that turn's usage."""
+
         async def sample(key: str, asked: SamplingRequest, changed: Callable[[], None]) -> None:
             try:
                 await self.sample(key, asked, changed)
             finally:
                 if asked.usage is not None:
                     record.usage = total([record.usage, asked.usage])
+
         return sample
 
     async def sample(self, key: str, asked: SamplingRequest, changed: Callable[[], None]) -> None:
@@ -126,9 +128,21 @@ class Sampling:
             endpoint = dataclasses.replace(endpoint, model=asked.model, closer=None)
         history: list[Entry] = [User(m.text) if m.role == "user" else Assistant(m.text) for m in asked.messages[:-1]]
         options = {**session.options, **max_tokens_option(endpoint.dialect, asked.max_tokens)}
-        writer = type(session)(endpoint, Registry([]), session.ledger, session.conversation, history,
-                               retries=session.retries, max_rounds=1, timeouts=session.timeouts, offer_tools=False,
-                               system=asked.system, options=options, limits=session.limits, backoff=session.backoff)
+        writer = type(session)(
+            endpoint,
+            Registry([]),
+            session.ledger,
+            session.conversation,
+            history,
+            retries=session.retries,
+            max_rounds=1,
+            timeouts=session.timeouts,
+            offer_tools=False,
+            system=asked.system,
+            options=options,
+            limits=session.limits,
+            backoff=session.backoff,
+        )
         writer.request_usage = session.request_usage
         try:
             done = await writer.send(asked.messages[-1].text)

@@ -52,15 +52,18 @@ class Sampler:
     async def __call__(self, context: Any, params: Any) -> Any:
         from mcp_types import CreateMessageResult, ErrorData, TextContent
 
-        asked = parse_sampling(self.server, params.model_dump(by_alias=True, mode="json", exclude_none=True),
-                               self.mode)
+        asked = parse_sampling(self.server, params.model_dump(by_alias=True, mode="json", exclude_none=True), self.mode)
         if asked.state == "asked" and self.mode == "deny":
-            asked.state, asked.reason = "refused", f"sampling = \"deny\" for the {self.server} server"
+            asked.state, asked.reason = "refused", f'sampling = "deny" for the {self.server} server'
         if asked.state == "asked" and not self._calls:
             asked.state, asked.reason = "refused", "it came while none of callstream's calls to it was running"
         if self._calls:
             await self._calls[-1](asked)  # shown on the call's card, whatever became of it
         if asked.state == "returned" and asked.returned is not None:
-            return CreateMessageResult(role="assistant", content=TextContent(type="text", text=asked.returned),
-                                       model=asked.model or "unknown", stop_reason="endTurn")
+            return CreateMessageResult(
+                role="assistant",
+                content=TextContent(type="text", text=asked.returned),
+                model=asked.model or "unknown",
+                stop_reason="endTurn",
+            )
         return ErrorData(code=-1, message=f"{REJECTED}: {asked.reason or asked.state}")

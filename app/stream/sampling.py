@@ -28,8 +28,15 @@ from .limits import one_line
 from .redact import redact
 from .usage import Usage
 
-__all__ = ["SamplingMessage", "SamplingRequest", "SamplingState", "SAMPLING_MODES", "parse_sampling", "choose_model",
-           "SAMPLING_ENDED"]
+__all__ = [
+    "SamplingMessage",
+    "SamplingRequest",
+    "SamplingState",
+    "SAMPLING_MODES",
+    "parse_sampling",
+    "choose_model",
+    "SAMPLING_ENDED",
+]
 
 SamplingState = Literal["asked", "running", "replied", "returned", "refused", "failed"]
 #: ``[mcp.NAME] sampling``: ask the person each time (the default), run without asking, or never offer it.
@@ -69,7 +76,7 @@ class SamplingRequest:
     usage: Usage | None = None
 
     def headline(self) -> str:
-        """"server X asks the model: …" — the last message of the server's, on one line."""
+        """ "server X asks the model: …" — the last message of the server's, on one line."""
         last = self.messages[-1].text if self.messages else ""
         return f"{self.server} asks the model: {one_line(last, 160)}"
 
@@ -88,8 +95,12 @@ class SamplingRequest:
 
     def to_dict(self) -> dict[str, Any]:
         """What the transcript keeps: what was asked and answered, redacted."""
-        out: dict[str, Any] = {"server": self.server, "state": self.state, "max_tokens": self.max_tokens,
-                               "messages": [{"role": m.role, "text": redact(m.text)} for m in self.messages]}
+        out: dict[str, Any] = {
+            "server": self.server,
+            "state": self.state,
+            "max_tokens": self.max_tokens,
+            "messages": [{"role": m.role, "text": redact(m.text)} for m in self.messages],
+        }
         for name in ("system", "model", "reply", "returned", "reason"):
             value = getattr(self, name)
             if value is not None:
@@ -108,20 +119,33 @@ class SamplingRequest:
         if not isinstance(data, dict):
             return None
         listed = data.get("messages")
-        messages = [SamplingMessage("assistant" if m.get("role") == "assistant" else "user", str(m.get("text", "")))
-                    for m in (listed if isinstance(listed, list) else []) if isinstance(m, dict)]
+        messages = [
+            SamplingMessage("assistant" if m.get("role") == "assistant" else "user", str(m.get("text", "")))
+            for m in (listed if isinstance(listed, list) else [])
+            if isinstance(m, dict)
+        ]
         hints = data.get("hints")
-        text = {name: data[name] if isinstance(data.get(name), str) else None
-                for name in ("system", "model", "reply", "returned", "reason")}
+        text = {
+            name: data[name] if isinstance(data.get(name), str) else None
+            for name in ("system", "model", "reply", "returned", "reason")
+        }
         state: SamplingState = next((s for s in ("returned", "refused", "failed") if data.get("state") == s), "failed")
         ended = data.get("state") == state
         max_tokens = data.get("max_tokens")
-        return cls(str(data.get("server", "")), messages, text["system"],
-                   max_tokens if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) else 0,
-                   [h for h in (hints if isinstance(hints, list) else []) if isinstance(h, str)],
-                   state=state, model=text["model"],
-                   chosen=str(data.get("chosen") or ""), reply=text["reply"], returned=text["returned"],
-                   reason=text["reason"] if ended else STOPPED, usage=Usage.from_dict(data.get("usage")))
+        return cls(
+            str(data.get("server", "")),
+            messages,
+            text["system"],
+            max_tokens if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) else 0,
+            [h for h in (hints if isinstance(hints, list) else []) if isinstance(h, str)],
+            state=state,
+            model=text["model"],
+            chosen=str(data.get("chosen") or ""),
+            reply=text["reply"],
+            returned=text["returned"],
+            reason=text["reason"] if ended else STOPPED,
+            usage=Usage.from_dict(data.get("usage")),
+        )
 
 
 def _text(content: Any) -> str:
@@ -131,8 +155,10 @@ def _text(content: Any) -> str:
     for block in blocks:
         kind = block.get("type") if isinstance(block, dict) else None
         if kind != "text" or not isinstance(block.get("text"), str):
-            raise ValueError(f"a message holds {kind or 'unknown'} content, and callstream sends a server's "
-                             "request to the model as text only")
+            raise ValueError(
+                f"a message holds {kind or 'unknown'} content, and callstream sends a server's "
+                "request to the model as text only"
+            )
         parts.append(block["text"])
     return "\n".join(parts)
 
@@ -147,8 +173,11 @@ def parse_sampling(server: str, params: dict[str, Any], mode: str = "ask") -> Sa
     asked.max_tokens = max_tokens if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) else 0
     preferences = params.get("modelPreferences")
     hints = preferences.get("hints") if isinstance(preferences, dict) else None
-    asked.hints = [str(h["name"]) for h in hints if isinstance(h, dict) and isinstance(h.get("name"), str)] \
-        if isinstance(hints, list) else []
+    asked.hints = (
+        [str(h["name"]) for h in hints if isinstance(h, dict) and isinstance(h.get("name"), str)]
+        if isinstance(hints, list)
+        else []
+    )
     try:
         messages = params.get("messages")
         if not isinstance(messages, list) or not messages:
