@@ -183,27 +183,46 @@ def test_the_setting_is_one_of_ask_allow_deny() -> None:
         parse_servers({"a": {"command": "x", "sampling": "yes"}}, "mcp")
 
 
-def test_a_request_callstream_cannot_send_is_refused_saying_why() -> None:
-    image = {
-        "messages": [{"role": "user", "content": {"type": "image", "data": "", "mimeType": "image/png"}}],
-        "maxTokens": 5,
-    }
-    assert parse_sampling("s", image).reason == (
-        "callstream cannot send this request: a message holds image "
-        "content, and callstream sends a server's request to the model as "
-        "text only"
-    )
-    assert "no messages" in (parse_sampling("s", {"messages": [], "maxTokens": 5}).reason or "")
-    last = {"messages": [{"role": "assistant", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5}
-    assert "last message is not the user's" in (parse_sampling("s", last).reason or "")
-    tools = {
-        "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
-        "maxTokens": 5,
-        "tools": [{"name": "x"}],
-    }
-    assert "use tools" in (parse_sampling("s", tools).reason or "")
-    nothing = {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}]}
-    assert "maxTokens" in (parse_sampling("s", nothing).reason or "")
+HI = {"role": "user", "content": {"type": "text", "text": "hi"}}
+
+
+@pytest.mark.parametrize(
+    ("params", "why"),
+    [
+        pytest.param(
+            {
+                "messages": [{"role": "user", "content": {"type": "image", "data": "", "mimeType": "image/png"}}],
+                "maxTokens": 5,
+            },
+            "a message holds image content, and callstream sends a server's request to the model as text only",
+            id="image",
+        ),
+        pytest.param({"messages": [], "maxTokens": 5}, "it holds no messages", id="no-messages"),
+        pytest.param({"messages": "hi", "maxTokens": 5}, "it holds no messages", id="messages-not-a-list"),
+        pytest.param(
+            {"messages": [{"role": "system", "content": HI["content"]}], "maxTokens": 5},
+            "a message has the role 'system'",
+            id="unknown-role",
+        ),
+        pytest.param(
+            {"messages": [{"role": "assistant", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5},
+            "its last message is not the user's, so there is nothing for the model to answer",
+            id="last-not-user",
+        ),
+        pytest.param(
+            {"messages": [HI], "maxTokens": 5, "tools": [{"name": "x"}]},
+            "it asks the model to use tools, which callstream does not offer a server",
+            id="tools",
+        ),
+        pytest.param({"messages": [HI]}, "its maxTokens is not a positive whole number", id="no-max-tokens"),
+        pytest.param(
+            {"messages": [HI], "maxTokens": 0}, "its maxTokens is not a positive whole number", id="zero-max-tokens"
+        ),
+    ],
+)
+def test_a_request_callstream_cannot_send_is_refused_saying_why(params: dict[str, Any], why: str) -> None:
+    asked = parse_sampling("s", params)
+    assert (asked.state, asked.reason) == ("refused", f"callstream cannot send this request: {why}")
 
 
 def test_model_hints_pick_a_model_the_profile_offers_else_the_current_one() -> None:
@@ -505,3 +524,36 @@ async def test_a_hint_picks_a_model_of_a_profile_on_the_same_endpoint_and_the_re
     assert asked.chosen == "claude-3-5-haiku (the server's hint 'claude-3')"
     assert model.requests[1]["body"]["model"] == "claude-3-5-haiku"  # the hint's model, on the same endpoint
     assert model.requests[2]["body"]["model"] == "m"  # the conversation goes on with its own
+
+
+async def test_a_request_with_no_call_in_flight_is_refused_in_band() -> None:
+    import mcp_types as types
+
+    from app.mcp.sampling import REJECTED, Sampler
+
+    params = types.CreateMessageRequestParams(
+        messages=[types.SamplingMessage(role="user", content=types.TextContent(text="hi"))], max_tokens=5
+    )
+    answer = await Sampler("s")(None, params)
+    assert isinstance(answer, types.ErrorData) and answer.code == -1
+    assert answer.message == f"{REJECTED}: it came while none of callstream's calls to it was running"
+
+
+async def test_a_denied_server_that_asks_anyway_is_refused_and_the_card_says_why() -> None:
+    import mcp_types as types
+
+    from app.mcp.sampling import REJECTED, Sampler
+
+    seen: list[SamplingRequest] = []
+
+    async def sample(asked: SamplingRequest) -> None:
+        seen.append(asked)
+
+    sampler = Sampler("s", "deny")
+    params = types.CreateMessageRequestParams(
+        messages=[types.SamplingMessage(role="user", content=types.TextContent(text="hi"))], max_tokens=5
+    )
+    with sampler.during(sample):
+        answer = await sampler(None, params)
+    assert isinstance(answer, types.ErrorData) and answer.message == f'{REJECTED}: sampling = "deny" for the s server'
+    assert [(s.state, s.reason) for s in seen] == [("refused", 'sampling = "deny" for the s server')]
