@@ -76,6 +76,8 @@ CALLS: dict[str, tuple[dict[str, Any], str]] = {
                                 "declined to open the URL"),
     # offered because callstream declares roots: the working directory by default
     "get-roots-list": ({}, Path.cwd().resolve().as_uri()),
+    # offered because callstream declares sampling: sent by the person, the model's reply returned as written
+    "trigger-sampling-request": ({"prompt": "name a colour", "maxTokens": 20}, "Teal."),
 }
 #: What the person answers each request for input with (the form's fields as typed).
 ANSWERS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -83,8 +85,8 @@ ANSWERS: dict[str, tuple[str, dict[str, Any]]] = {
                                                "untitledSingleSelectEnum": "Joey"}),
     "trigger-url-elicitation": ("decline", {}),
 }
-#: Tools it offers only to a client that declares sampling (callstream does not yet).
-CONDITIONAL = ("trigger-sampling-request",)
+#: Tools it offers only to a client that declares what callstream does not: sampling as a task.
+CONDITIONAL = ("trigger-sampling-request-async",)
 
 
 def answering(session: ChatSession) -> None:
@@ -97,6 +99,10 @@ def answering(session: ChatSession) -> None:
             if isinstance(block, ToolCallBlock) and block.elicitations and block.elicitations[-1].state == "asked":
                 action, entered = ANSWERS[block.name.removeprefix("ev__")]
                 asyncio.get_running_loop().call_soon(session.asking.answer, block.key, action, entered)
+            if isinstance(block, ToolCallBlock) and block.samplings and block.samplings[-1].state in ("asked",
+                                                                                                       "replied"):
+                action = "send" if block.samplings[-1].state == "asked" else "return"
+                asyncio.get_running_loop().call_soon(session.sampling.answer, block.key, action)
 
     session.listeners.append(listen)
 
@@ -126,6 +132,7 @@ async def test_everything_over_stdio_every_offered_tool_runs_through_the_chat_lo
             script += streamgen.call_script(slot, f"c{slot}", f"ev__{name}", json.dumps(arguments))
         with FaultServer() as model:
             model.replies.append(Reply(streamgen.anthropic(script)))
+            model.replies.append(Reply(streamgen.anthropic([("text", "Teal.")], stop_reason="end_turn")))  # sampled
             model.replies.append(Reply(streamgen.anthropic([("text", "Done.")], stop_reason="end_turn")))
             session = ChatSession(Endpoint("anthropic", model.url, "m", "test"), registry, Ledger(tmp_path / "l.db"),
                                   "conv-everything", backoff=0.01, timeouts=Timeouts(10.0, 30.0, 60.0),
@@ -145,7 +152,10 @@ async def test_everything_over_stdio_every_offered_tool_runs_through_the_chat_lo
             finally:
                 await session.aclose()
         assert done.status == "done", done
-        first, second = model.requests[0]["body"], model.requests[1]["body"]
+        first, sampled, second = (r["body"] for r in model.requests)
+        # the sampling tool's request: the server's system prompt and maxTokens, its message, no tools
+        assert sampled["system"] == "You are a helpful test server." and sampled["max_tokens"] == 20
+        assert "context: name a colour" in json.dumps(sampled["messages"]) and "tools" not in sampled
         offered = {tool["name"] for tool in first["tools"]}
         assert offered == {f"ev__{name}" for name in CALLS} | {"read_resource"}  # it offers resources
         # its instructions are offered after the session's own system prompt, labelled as the server's
@@ -159,7 +169,10 @@ async def test_everything_over_stdio_every_offered_tool_runs_through_the_chat_lo
             assert expected.lower() in (call.result or "").lower(), (call.name, call.result)
             assert json.dumps(call.result)[1:-1] in sent  # what the card holds is what the model is sent
         # each request for input is on its call's card, as asked and as answered; the call ran once, under its key
-        asked = {c.name.removeprefix("ev__"): c for c in calls if c.elicitations}
+        asked = {c.name.removeprefix("ev__"): c for c in calls if c.elicitations or c.samplings}
+        (sampling,) = asked["trigger-sampling-request"].samplings
+        assert sampling.headline() == "ev asks the model: Resource trigger-sampling-request context: name a colour"
+        assert (sampling.state, sampling.returned, sampling.model) == ("returned", "Teal.", "m")
         form, url = asked["trigger-elicitation-request"].elicitations, asked["trigger-url-elicitation"].elicitations
         assert [(e.mode, e.state) for e in form] == [("form", "accept")] and form[0].answer is not None
         assert form[0].answer["name"] == "Ada Lovelace" and form[0].answer["integer"] == 7
@@ -269,12 +282,14 @@ def _whoami() -> Server[Any]:
     return Server("whoami", on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-async def test_the_client_says_it_is_callstream_and_declares_only_what_it_implements(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sampling", ["ask", "deny"])
+async def test_the_client_says_it_is_callstream_and_declares_only_what_it_implements(tmp_path: Path,
+                                                                                     sampling: str) -> None:
     from app.tools.base import ToolContext
 
     registry = Registry([])
-    attach_servers(registry, open_hub(parse_servers({"me": {"command": "unused"}}, "test"), tmp_path,
-                                      targets={"me": _whoami()}))
+    attach_servers(registry, open_hub(parse_servers({"me": {"command": "unused", "sampling": sampling}}, "test"),
+                                      tmp_path, targets={"me": _whoami()}))
     await registry.settled()
     try:
         tool = registry.get("me__whoami")
@@ -284,7 +299,9 @@ async def test_the_client_says_it_is_callstream_and_declares_only_what_it_implem
         await registry.aclose()
     assert seen["info"]["name"] == "callstream" and seen["info"]["version"] == __version__
     declared = {k for k, v in (seen["capabilities"] or {}).items() if v is not None}
-    assert declared == {"elicitation", "roots"}, seen["capabilities"]  # what callstream implements: no sampling, tasks
+    # what callstream implements: no tasks; sampling (text only: no sampling.tools) unless the server's is "deny"
+    assert declared == {"elicitation", "roots"} | ({"sampling"} if sampling != "deny" else set()), seen
+    assert seen["capabilities"].get("sampling") in ({}, None)
     assert set(seen["capabilities"]["elicitation"]) == {"form", "url"}
 
 

@@ -31,6 +31,7 @@ from app.stream.preview import FormingPreview, result_line, shown_result, visibl
 from .approval_prompt import ApprovalPrompt
 from .elicitation_form import ElicitationForm
 from .in_place import update_in_place
+from .sampling_card import SamplingCard
 
 __all__ = ["ToolCard", "BADGES", "Hanging"]
 
@@ -131,6 +132,8 @@ class ToolCard(Vertical):
         #: The form of the server's request for the person, while one waits (``ElicitationForm``).
         self.asking: ElicitationForm | None = None
         self._asked = Static(classes="card-asked")
+        #: One card per request of its server to the model (``SamplingCard``), in order.
+        self.samplings: list[SamplingCard] = []
         #: False for a tool configured "always-ask": the keys offer no "always".
         self.offer_always = True
         self._scheduled = False
@@ -224,6 +227,7 @@ class ToolCard(Vertical):
         self._asked.display = bool(asked.plain)
         self._update_approval()
         self._update_asking()
+        self._update_sampling()
         self._update_details()
 
     def _update_approval(self) -> None:
@@ -252,6 +256,17 @@ class ToolCard(Vertical):
         elif not waiting and self.asking is not None:
             self.asking.remove()
             self.asking = None
+
+    def _update_sampling(self) -> None:
+        """A card for each request to the model, redrawn as its state changes (the card only shows it)."""
+        if not self._ready:
+            return
+        for card in self.samplings:
+            card.refresh_card()
+        for asked in self.block.samplings[len(self.samplings):]:
+            card = SamplingCard(self.block.key or "", asked)
+            self.mount(card, after=self.samplings[-1] if self.samplings else self._asked)
+            self.samplings.append(card)
 
     def _asked_content(self) -> Content:
         """Each request for the person once answered: what was asked, and the (redacted) answer."""

@@ -14,9 +14,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ..stream.elicitation import Elicitation, answer_values, kept_answer
+from ..stream.elicitation import Elicitation, FormField, answer_values, kept_answer
 
-__all__ = ["Asking", "Declining", "ASK_DECLINES"]
+__all__ = ["Asking", "Declining", "AcceptingGiven", "AcceptingDefaults", "ASK_DECLINES"]
 
 #: Why ``ask`` declined a request for the person.
 ASK_DECLINES = "callstream ask never prompts, so it declined"
@@ -80,21 +80,55 @@ class Declining(Asking):
         return None
 
 
-class AcceptingDefaults(Declining):
-    """``--elicit-defaults`` (``mcp call``): a form whose every field the person would have to fill has a
-    default in the server's schema is accepted with those defaults (SEP-1034: the client applies them);
-    any other request is declined as ``Declining`` does, saying which field had none. Nobody is asked."""
+class AcceptingGiven(Declining):
+    """``ask --elicit NAME=VALUE`` (and ``--elicit-defaults``): a form is accepted with the values given on the
+    command line, checked against the schema as the card checks the person's (a yes/no field takes
+    true/false, a multiple choice comma-separated values), and — with ``defaults`` — the schema's defaults
+    for the fields not given (SEP-1034: the client applies them). A form that still lacks a value, or whose
+    given value the schema refuses, is declined as ``Declining`` does, saying which field. Nobody is asked."""
+
+    def __init__(self, given: dict[str, str] | None = None, defaults: bool = False) -> None:
+        super().__init__()
+        self.given = dict(given or {})
+        self.defaults = defaults
+
+    def _entered(self, spec: FormField) -> Any:
+        text = self.given.get(spec.name)
+        if text is None:
+            if not self.defaults or spec.default is None:
+                return None
+            return spec.default if spec.kind in ("boolean", "choices") else str(spec.default)
+        if spec.kind == "boolean":
+            return text.strip().lower() in ("true", "yes", "1", "on")
+        if spec.kind == "choices":
+            return [part.strip() for part in text.split(",") if part.strip()]
+        return text
 
     async def ask(self, key: str, asked: Elicitation) -> dict[str, Any] | None:
         if asked.state != "asked" or asked.mode != "form":
             return await super().ask(key, asked)
-        entered = {f.name: f.default if f.kind in ("boolean", "choices") else str(f.default)
-                   for f in asked.fields if f.default is not None}
+        entered = {f.name: value for f in asked.fields if (value := self._entered(f)) is not None}
         values, problems = answer_values(asked.fields, entered)
         if problems:
             asked.state = "decline"
-            asked.reason = "no default the schema allows for " + ", ".join(sorted(problems))
+            missing = sorted(name for name, problem in problems.items() if name not in self.given)
+            wrong = sorted(f"{name}: {problem}" for name, problem in problems.items() if name in self.given)
+            if self.given or not self.defaults:
+                why = ([f"no value given{' or default' if self.defaults else ''} for " + ", ".join(missing)]
+                       if missing else []) + ([f"the value given is refused ({'; '.join(wrong)})"] if wrong else [])
+            else:
+                why = ["no default the schema allows for " + ", ".join(missing)]
+            asked.reason = "; ".join(why)
             self.declined.append(asked)
             return None
         asked.state, asked.answer = "accept", kept_answer(asked.fields, values)
         return values
+
+
+class AcceptingDefaults(AcceptingGiven):
+    """``--elicit-defaults`` (``mcp call``): a form whose every field the person would have to fill has a
+    default in the server's schema is accepted with those defaults; any other request is declined, saying
+    which field had none."""
+
+    def __init__(self) -> None:
+        super().__init__({}, defaults=True)

@@ -120,10 +120,12 @@ class TurnFeed:
         if call.state in ("ran", "failed", "unknown", "rejected", "not run") and update.state in ("waiting",
                                                                                                  "running"):
             return
-        if update.progress is not None or update.elicitation is not None:  # news of the running call
-            call.progress = update.progress or call.progress
+        if update.progress is not None or update.elicitation is not None or update.sampling is not None:
+            call.progress = update.progress or call.progress  # news of the running call
             if update.elicitation is not None and update.elicitation not in call.elicitations:
                 call.elicitations.append(update.elicitation)
+            if update.sampling is not None and not any(s is update.sampling for s in call.samplings):
+                call.samplings.append(update.sampling)
             self.emit(CallState(record.index, index, call.state))
             return
         call.state = update.state  # type: ignore[assignment]

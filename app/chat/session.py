@@ -49,6 +49,7 @@ from .feed import TurnFeed
 from .forming import FormingWatch
 from .place import EntryBook
 from .request import request_for
+from .sampling import Sampling
 from .turns import LiveTurn, answered_note, ending_note, failure_words, retry_delay, retryable, stop_unfinished
 
 if TYPE_CHECKING:
@@ -96,6 +97,7 @@ class ChatSession:
         self.backoff = backoff
         self.offer_tools = offer_tools
         self.asking = Asking()  # a running tool's requests for the person (``ask`` swaps in one that declines)
+        self.sampling = Sampling(self)  # its requests to the model, through the person (``ask``: ``Refusing``)
         self.system = system
         self.recorder = recorder
         self.clock = clock
@@ -333,7 +335,7 @@ class ChatSession:
                                            branch=self.branch, lineage=self.lineage())
         self._dispatcher = dispatcher
         dispatcher.approvals, dispatcher.path = self.approvals, (self.key_conversation, frozenset(self.path_turns))
-        dispatcher.elicitor = self.asking.ask
+        dispatcher.elicitor, dispatcher.sampler = self.asking.ask, self.sampling.for_turn(record)
         path, body = request_for(self.endpoint, self.history, tools, self.system, self.registry,
                                  self.request_usage, self.options)
         self._mark("turn", turn=index, request=body)

@@ -47,6 +47,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     ask.add_argument("-a", "--attach", action="append", default=[], metavar="FILE",
                      help="attach a file: an image (PNG, JPEG, GIF, WebP), a PDF or a text file; repeatable; "
                      "'-' reads it from stdin (its type from the bytes)")
+    ask.add_argument("--elicit", action="append", default=[], metavar="FIELD=VALUE", type=_field_value,
+                     help="answer an MCP server's request for input: accept its form with FIELD set to VALUE "
+                     "(true/false for a yes/no field, comma-separated for a multiple choice); repeatable. A form "
+                     "still missing a value is declined, saying which, exit 1")
+    ask.add_argument("--elicit-defaults", action="store_true",
+                     help="accept a server's form with the defaults its schema gives for the fields --elicit does "
+                     "not set (without --elicit and this, every request for input is declined, exit 1)")
     ask.add_argument("--approve", metavar="all|read-only|TOOL,...",
                      help="run these without asking (nobody is asked in ask: any other call that needs approval "
                      "ends as 'needs approval', exit 1); also answers the pending approvals of --conversation")
@@ -61,6 +68,14 @@ def _dollars(text: str) -> Decimal:
     if not value.is_finite() or value <= 0:
         raise argparse.ArgumentTypeError(f"{text!r}: the ceiling must be a number of dollars above 0 (e.g. 0.50)")
     return value
+
+
+def _field_value(text: str) -> tuple[str, str]:
+    """``--elicit FIELD=VALUE``."""
+    name, equals, value = text.partition("=")
+    if not equals or not name.strip():
+        raise argparse.ArgumentTypeError(f"{text!r}: expected FIELD=VALUE (e.g. name=Ada)")
+    return name.strip(), value
 
 
 def with_attachment(prompt: str, attached: str) -> str:
@@ -132,7 +147,8 @@ def run(args: argparse.Namespace) -> int:
     return run_ask(prompt, args.provider, args.model, args.base_url, args.conversation, args.json,
                    args.no_tools, system=args.system, role=args.role, markdown=sys.stdout.isatty(),
                    approve=args.approve, verbose=args.verbose or _is_terminal(sys.stderr), compact=args.compact,
-                   max_cost=args.max_cost, attachments=attached)
+                   max_cost=args.max_cost, attachments=attached, elicit=dict(args.elicit),
+                   elicit_defaults=args.elicit_defaults)
 
 
 def _is_terminal(stream: TextIO | None) -> bool:
@@ -168,12 +184,14 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
                conversation: str | None, as_json: bool, no_tools: bool, out: TextIO, err: TextIO,
                system: str | None, role: str | None, markdown: bool,
                approve: str | None = None, verbose: bool = False, compact: bool = False,
-               max_cost: Decimal | None = None, attachments: list[Any] | None = None) -> int:
+               max_cost: Decimal | None = None, attachments: list[Any] | None = None,
+               elicit: dict[str, str] | None = None, elicit_defaults: bool = False) -> int:
     import asyncio
     import time
 
-    from ..chat.asking import Declining
+    from ..chat.asking import AcceptingGiven, Declining
     from ..chat.compaction import CompactionRefused
+    from ..chat.sampling import Refusing
     from ..runtime.wiring import open_runtime
     from ..settings.checks import ConfigError
     from ..tools.approvals import Approvals
@@ -188,7 +206,12 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
         runtime.close()
         raise
     endpoint, prices = runtime.endpoint, runtime.prices
-    session.asking = declining = Declining()  # ask never prompts: a server's request for the person is declined
+    # ask never prompts: a server's request for the person is declined unless --elicit / --elicit-defaults answer
+    # it, and its request to the model refused unless the server's sampling is "allow"
+    declining = AcceptingGiven(elicit, elicit_defaults) if elicit or elicit_defaults else Declining()
+    refusing = Refusing(session)
+    refusing.models = session.sampling.models
+    session.asking, session.sampling = declining, refusing
     if max_cost is not None:
         from ..chat.budget import Budget, unpriced
 
@@ -247,11 +270,31 @@ async def _ask(prompt: str, provider: str | None, model: str | None, base_url: s
         print(inert(f"  ! {done.message}"), file=err)
     for asked in declining.declined:  # said even with --json: the answer the server got was not the person's
         print(inert(f"  ! the {asked.server} server asked for input ({asked.message}); {asked.reason}"), file=err)
+    failed_by_refusal = sampling_words(session.turns, err)
     if verbose and session.turns:
         print(inert(cost_line(session.turns, seconds, prices)), file=err)
     if stopped_by_signal:
         return 130  # Ctrl-C, by convention 128 + SIGINT, once the turn is saved as cancelled
-    return 0 if done.status == "done" and not declining.declined else 1
+    return 0 if done.status == "done" and not declining.declined and not failed_by_refusal else 1
+
+
+def sampling_words(turns: list[Any], err: TextIO) -> bool:
+    """A line on stderr for each request a server made to the model: where it went (the model chosen, and why)
+    and what became of it, or why it was refused and whether the call failed because of it. True when a
+    refused or failed request made its call fail (ask then exits 1)."""
+    from ..stream import ToolCallBlock
+
+    failed = False
+    for call in (b for t in turns for b in t.blocks if isinstance(b, ToolCallBlock)):
+        for asked in call.samplings:
+            if asked.state == "returned":
+                print(inert(f"  · {asked.headline()} — sent to {asked.chosen}; {asked.outcome()}"), file=err)
+                continue
+            broke = call.state != "ran"
+            failed = failed or broke
+            then = f"; so the call {call.name} {call.state}" if broke else ""
+            print(inert(f"  ! {asked.headline()} — {asked.outcome()}{then}"), file=err)
+    return failed
 
 
 def run_ask(prompt: str, provider: str | None = None, model: str | None = None, base_url: str | None = None,
@@ -259,7 +302,8 @@ def run_ask(prompt: str, provider: str | None = None, model: str | None = None, 
             out: TextIO | None = None, err: TextIO | None = None, *, system: str | None = None,
             role: str | None = None, markdown: bool = False, approve: str | None = None,
             verbose: bool = False, compact: bool = False, max_cost: Decimal | None = None,
-            attachments: list[Any] | None = None) -> int:
+            attachments: list[Any] | None = None, elicit: dict[str, str] | None = None,
+            elicit_defaults: bool = False) -> int:
     import asyncio
 
     out = out or sys.stdout
@@ -272,7 +316,8 @@ def run_ask(prompt: str, provider: str | None = None, model: str | None = None, 
 
     try:
         return asyncio.run(_ask(prompt, provider, model, base_url, conversation, as_json, no_tools, out, err,
-                                system, role, markdown, approve, verbose, compact, max_cost, attachments))
+                                system, role, markdown, approve, verbose, compact, max_cost, attachments,
+                                elicit, elicit_defaults))
     except (ConfigError, AttachError) as exc:  # an attachment is refused before anything is stored or sent
         print(f"callstream: {inert(str(exc))}", file=err)
         return 2

@@ -2,9 +2,9 @@
 
 ``clientInfo`` names callstream and its version (the SDK's default would say
 ``mcp 0.1.0``). The capabilities the SDK declares follow the callbacks it is
-handed: elicitation (form and URL: ``elicitation.Asker``) and roots
-(``roots.Roots``), and none for sampling until callstream implements it, so a server never sends a
-request we would only refuse. What callstream
+handed: elicitation (form and URL: ``elicitation.Asker``), roots
+(``roots.Roots``) and sampling (``sampling.Sampler``, text only, no ``sampling.tools``) — except for a
+server configured ``sampling = "deny"``, so it never sends a request we would only refuse. What callstream
 does handle without a capability — progress (a token on every call), log
 messages, list changes — needs none declared.
 
@@ -42,11 +42,14 @@ def client_options(server: Any) -> dict[str, Any]:
     and a callback for each thing callstream handles — which declares that capability, and only
     that: its log messages (``messages``; on a 2026-07-28 connection its level is the opt-in the
     SDK stamps on each request, an earlier era sends them unasked), its requests for the person
-    (``asker``: elicitation, form and URL), and the roots it is told of (``roots.Roots``)."""
+    (``asker``: elicitation, form and URL), its requests to the model (``sampler``, unless its
+    ``sampling`` is "deny"), and the roots it is told of (``roots.Roots``)."""
     messages: ServerMessages = server.messages
     options: dict[str, Any] = {"client_info": client_info(), "logging_callback": messages,
                                "elicitation_callback": server.asker,
                                "list_roots_callback": Roots(server.config.roots, server.environ)}
+    if server.config.sampling != "deny":
+        options["sampling_callback"] = server.sampler
     if messages.level != "off":
         options["log_level"] = messages.level
     return options

@@ -30,6 +30,7 @@ from .capabilities import client_options, unsupported
 from .elicitation import Asker, Elicit
 from .logs import ServerLog, quiet_sdk
 from .notifications import ServerMessages
+from .sampling import Sample, Sampler
 from .status import MAX_TOOLS, ListedTool, ServerStatus
 from .wire import UNREADABLE
 
@@ -92,6 +93,8 @@ class ServerConnection:
         self.status.messages = self.messages.lines
         #: Its requests for the person (``elicitation/create``), to the call in flight.
         self.asker = Asker(config.name)
+        #: Its requests to the model (``sampling/createMessage``), to the call in flight.
+        self.sampler = Sampler(config.name, config.sampling)
         self.client: Any = None
         self._task: asyncio.Task[None] | None = None
         self._settled = asyncio.Event()
@@ -322,14 +325,14 @@ class ServerConnection:
     # -- calling ---------------------------------------------------------------
 
     async def call(self, tool: str, arguments: dict[str, Any], key: str, timeout: float | None = None,
-                   progress: Any = None, elicit: Elicit | None = None) -> Any:
+                   progress: Any = None, elicit: Elicit | None = None, sample: Sample | None = None) -> Any:
         """One ``tools/call`` with the idempotency key in ``_meta``. A transport
         death or a timeout raises ``TransportLost`` (the caller decides what
         that means: for a side effect, an unknown outcome). A server that died
         earlier is restarted once first. ``progress`` (the SDK's async
         ``(progress, total, message)`` callback) sends a progress token with
         the call and hears the server's reports; ``elicit`` answers its
-        requests for the person meanwhile."""
+        requests for the person meanwhile, ``sample`` its requests to the model."""
         from mcp.shared.exceptions import MCPError
         from mcp_types import CONNECTION_CLOSED, INTERNAL_ERROR, PARSE_ERROR
         from pydantic import ValidationError
@@ -345,7 +348,7 @@ class ServerConnection:
         limit = timeout if timeout is not None else self.config.tool_timeout
         try:
             async with asyncio.timeout(limit):
-                with self.asker.during(elicit):
+                with self.asker.during(elicit), self.sampler.during(sample):
                     return await client.call_tool(tool, arguments, meta={IDEMPOTENCY_META: key},
                                                   progress_callback=progress)
         except TimeoutError:

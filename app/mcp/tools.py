@@ -53,7 +53,7 @@ def mcp_tool(server: ServerConnection, listed: ListedTool) -> Tool:
 
         try:
             result = await server.call(listed.name, arguments, ctx.idempotency_key, progress=_progress(ctx),
-                                       elicit=ctx.elicit)
+                                       elicit=ctx.elicit, sample=ctx.sample)
         except TransportLost as exc:
             if listed.read_only:
                 raise ToolError(str(exc)) from None

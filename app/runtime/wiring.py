@@ -115,6 +115,7 @@ class Runtime:
             timeouts=Timeouts(self.profile.connect_timeout, self.profile.read_timeout, self.profile.deadline),
             team=self.config.team, limits=self.config.limits)
         session.request_usage = self.profile.usage
+        session.sampling.models = self.sampling_models()
         # the TUI asks, and an "always" goes into the config file; ``ask`` passes its own
         # (nobody to ask: fail closed unless --approve)
         session.approvals = approvals if approvals is not None else Approvals.from_config(
@@ -136,6 +137,15 @@ class Runtime:
             session.listeners.append(lambda event: self.prune_recordings(session)
                                      if isinstance(event, ExchangeDone) else None)
         return session
+
+    def sampling_models(self) -> list[str]:
+        """The models an MCP server's sampling hints may pick (``stream.sampling.choose_model``): those of the
+        configured profiles that reach the current profile's endpoint with its key — only the model differs, so
+        the same endpoint serves them — and the current one."""
+        here = self.profile
+        return [here.model] + [p.model for p in self.config.providers.values() if p.model != here.model
+                               and p.provider == here.provider and p.default_base_url() == here.default_base_url()
+                               and p.key_variable() == here.key_variable()]
 
     def prune_recordings(self, session: ChatSession | None = None) -> None:
         """The config's ``[recordings]`` limits applied, oldest first; never to
@@ -255,6 +265,7 @@ class Runtime:
         session.endpoint = endpoint
         session.options = dict(profile.options)
         session.request_usage = profile.usage
+        session.sampling.models = self.sampling_models()
         session.retries, session.max_rounds = profile.retries, profile.max_rounds
         session.timeouts = Timeouts(profile.connect_timeout, profile.read_timeout, profile.deadline)
         self.apply_tools(session, set())

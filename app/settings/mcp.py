@@ -15,6 +15,7 @@ Example::
     log_level = "info"              # its log messages at and above this reach its log and /mcp ("off": none)
     instructions = true             # offer its instructions to the model
     roots = ["${REPO:-.}"]          # the directories it is told of (absent: the working directory)
+    sampling = "ask"                # its requests to the model: "ask" the person, "allow" without asking, "deny"
 
     [mcp.git.tool.git_commit]
     display = [["message", "Message"]]     # what a card may show; everything else stays hidden
@@ -37,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..stream.limits import loads
+from ..stream.sampling import SAMPLING_MODES
 from .mcp_auth import MCPAuthConfig, parse_auth
 
 __all__ = ["MCPServerConfig", "ToolOptions", "parse_servers", "expand", "from_mcp_json", "APPROVAL_MODES",
@@ -81,6 +83,8 @@ class MCPServerConfig:
     instructions: bool = True
     #: The directories it is told of (``roots/list``); None: the working directory.
     roots: list[str] | None = None
+    #: Its requests to the model (``sampling/createMessage``): "ask" | "allow" | "deny" (``SAMPLING_MODES``).
+    sampling: str = "ask"
     #: ``[mcp.NAME.auth]``: OAuth client settings (app/settings/mcp_auth.py)
     auth: MCPAuthConfig = field(default_factory=MCPAuthConfig)
 
@@ -234,7 +238,7 @@ _KNOWN = frozenset({"command", "args", "env", "cwd", "url", "headers", "transpor
 #: What a server's own notices may carry (issue 26): ``log_level`` (its ``notifications/message``
 #: lines at and above it reach its log and the /mcp panel; "off" keeps none) and ``instructions``
 #: (whether its ``instructions`` are offered to the model).
-_KNOWN = _KNOWN | {"log_level", "instructions", "roots"}
+_KNOWN = _KNOWN | {"log_level", "instructions", "roots", "sampling"}
 #: The specification's log levels (RFC 5424), least severe first, and "off".
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency", "off")
 
@@ -292,6 +296,9 @@ def parse_server(name: str, table: Any, where: str) -> MCPServerConfig:
     server.instructions = table.get("instructions", server.instructions)
     if not isinstance(server.instructions, bool):
         raise MCPConfigError(f"{where}.instructions must be true or false")
+    server.sampling = table.get("sampling", server.sampling)
+    if server.sampling not in SAMPLING_MODES:
+        raise MCPConfigError(f"{where}.sampling must be one of {', '.join(SAMPLING_MODES)}")
     per_tool = table.get("tool", {})
     if not isinstance(per_tool, dict):
         raise MCPConfigError(f"{where}.tool must be a table of [{where}.tool.NAME] tables")

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from .elicitation import Elicitation
 from .pieces import append_piece
+from .sampling import SamplingRequest
 from .strictjson import StrictJSONError, call_arguments
 from .usage import Usage
 
@@ -174,6 +175,8 @@ class ToolCallBlock:
     progress: str | None = None
     #: What the tool's server asked the person while it ran (``elicitation/create``), in order.
     elicitations: list[Elicitation] = field(default_factory=list)
+    #: What the tool's server asked the model while it ran (``sampling/createMessage``), in order.
+    samplings: list[SamplingRequest] = field(default_factory=list)
     #: The live forming decode (a ``FormingPreview``), kept by the chat loop so
     #: the card reads the same one instead of decoding the buffer a second time.
     preview: Any = None
@@ -247,6 +250,8 @@ class ToolCallBlock:
             out["key"] = self.key
         if self.elicitations:
             out["elicitations"] = [e.to_dict() for e in self.elicitations]
+        if self.samplings:
+            out["samplings"] = [s.to_dict() for s in self.samplings]
         if self.announced_at is not None and (self.timings or self.ended_at is not None):
             out["timings"] = self.relative_timings()
         if self.provider_executed:
@@ -383,6 +388,8 @@ def block_from_record(record: dict[str, Any]) -> Block:
         already_ran=_text(record.get("already_ran")),
         elicitations=[e for e in map(Elicitation.from_dict, record.get("elicitations") or []) if e is not None]
         if isinstance(record.get("elicitations"), list) else [],
+        samplings=[s for s in map(SamplingRequest.from_dict, record.get("samplings") or []) if s is not None]
+        if isinstance(record.get("samplings"), list) else [],
         timings={str(k): t for k, v in (timings.items() if isinstance(timings, dict) else ())
                  if (t := _time(v)) is not None},
     )

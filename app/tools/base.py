@@ -9,6 +9,7 @@ from typing import Any
 
 from ..stream.elicitation import Elicitation
 from ..stream.history import ToolSpec
+from ..stream.sampling import SamplingRequest
 
 __all__ = ["Tool", "ToolContext", "ToolError", "OutcomeUnknown", "NotSent", "DisplayField"]
 
@@ -51,6 +52,10 @@ class ToolContext:
     #: sets the request's state and kept answer, and gives the values for the server (None
     #: unless accepted). None: nobody can be asked, so the tool declines itself.
     elicit: Callable[[Elicitation], Awaitable[dict[str, Any] | None]] | None = None
+    #: Where a tool's server asks the model something while it runs (MCP sampling): it takes the
+    #: request through the person and the model, and leaves its end on it (``returned`` with the
+    #: text, or ``refused`` / ``failed`` with the reason). None: nobody can, so it is refused.
+    sample: Callable[[SamplingRequest], Awaitable[None]] | None = None
 
 
 Runner = Callable[[dict[str, Any], ToolContext], Awaitable[str]]

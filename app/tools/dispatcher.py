@@ -50,6 +50,7 @@ from ..rules.words import CANCELLED_UNKNOWN, UNKNOWN_ADVICE, UNKNOWN_OUTCOME
 from ..stream.blocks import not_run_words
 from ..stream.elicitation import Elicitation
 from ..stream.progress import progress_words
+from ..stream.sampling import SamplingRequest
 from .approvals import Answer
 from .base import NotSent, OutcomeUnknown, Tool, ToolContext, ToolError
 from .registry import Registry
@@ -113,12 +114,20 @@ class CallUpdate:
     progress: str | None = None
     #: A request of the tool's server for the person, asked or answered, with state ``running``.
     elicitation: Elicitation | None = None
+    #: A request of the tool's server to the model, at each of its states, with state ``running``.
+    sampling: SamplingRequest | None = None
 
 
 async def nobody_to_ask(_key: str, asked: Elicitation) -> dict[str, Any] | None:
     """A request for the person where none can answer (a replay, a test of the loop): declined."""
     asked.state, asked.reason = "decline", asked.reason or "nobody here can answer it"
     return None
+
+
+async def nobody_samples(_key: str, asked: SamplingRequest, _changed: Callable[[], None]) -> None:
+    """A request to the model where nobody can let it through (``mcp call``, a replay): refused."""
+    if asked.state == "asked":
+        asked.state, asked.reason = "refused", "nobody here can let it through"
 
 
 class Dispatcher:
@@ -159,6 +168,9 @@ class Dispatcher:
         self._answers: dict[str, asyncio.Future[Answer]] = {}
         #: Who answers a running tool's request for the person (the session's); by default nobody: declined.
         self.elicitor: Callable[[str, Elicitation], Awaitable[dict[str, Any] | None]] = nobody_to_ask
+        #: Who takes a running tool's request to the model through the person (the session's); by
+        #: default nobody: refused. Its third argument says on the card that the request changed.
+        self.sampler: Callable[[str, SamplingRequest, Callable[[], None]], Awaitable[None]] = nobody_samples
 
     def answer(self, key: str, answer: Answer) -> bool:
         """The user's answer to a call awaiting approval; False if none awaits under ``key``."""
@@ -334,8 +346,18 @@ class Dispatcher:
             finally:
                 self._emit(CallUpdate(ref, "running", key=key, elicitation=asked))
 
+        async def sample(asked: SamplingRequest) -> None:  # the same call, the same key: only news on its card
+            def changed() -> None:
+                self._emit(CallUpdate(ref, "running", key=key, sampling=asked))
+
+            changed()
+            try:
+                await self.sampler(key, asked, changed)
+            finally:
+                changed()
+
         ctx = ToolContext(idempotency_key=key, cancelled=self._cancel, deadline=loop.time() + tool.timeout,
-                          progress=progress, elicit=elicit)
+                          progress=progress, elicit=elicit, sample=sample)
         self._emit(CallUpdate(ref, "running", key=key))
         self.runs += 1
         try:

@@ -28,6 +28,7 @@ from widgets.approval_prompt import ApprovalPrompt
 from widgets.elicitation_form import ElicitationForm
 from widgets.note import NoteBlock
 from widgets.prompt_input import PromptInput
+from widgets.sampling_card import SamplingCard
 from widgets.sign_in_card import SignInCard
 from widgets.status_line import StatusLine
 
@@ -432,6 +433,13 @@ class ChatScreen(Screen[None]):
     def _run_sign_in(self, work: Coroutine[Any, Any, None]) -> None:
         """A sign-in runs on the app (a /new screen does not cut it off)."""
         self.app.run_worker(work, group="sign-in", exit_on_error=False)
+
+    @on(SamplingCard.Answered)
+    def _sampling_answered(self, message: SamplingCard.Answered) -> None:
+        """The person's answer to a server's request to the model: the session owns what follows; the focus goes
+        back to the box, as after an approval (a reply to review takes it again)."""
+        if self.session.sampling.answer(message.key, message.action, message.text) and self.prompt is not None:
+            self.prompt.focus()
 
     def _run_exchange(self, work: Coroutine[Any, Any, None]) -> None:
         """``work`` as the one exchange running (a send, a retry, an answered stored approval)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from ..limits import loads
 from ..sse import SSEEvent
@@ -13,7 +14,8 @@ from .gemini import Gemini
 from .openai_chat import OpenAIChat
 from .openai_responses import OpenAIResponses
 
-__all__ = ["DIALECTS", "REQUEST_BUILDERS", "AUTH_HEADERS", "USAGE_REQUESTS", "Dialect", "make_dialect", "detect"]
+__all__ = ["DIALECTS", "REQUEST_BUILDERS", "AUTH_HEADERS", "USAGE_REQUESTS", "max_tokens_option", "Dialect",
+           "make_dialect", "detect"]
 
 DIALECTS: dict[str, Callable[[], Dialect]] = {
     "openai-chat": OpenAIChat,
@@ -33,6 +35,14 @@ REQUEST_BUILDERS = {
 #: dialect → the request fields its builder adds to be sent usage, where the wire
 #: reports it only when asked (a profile's ``usage = false`` takes them out again)
 USAGE_REQUESTS = {"openai-chat": openai_chat.USAGE_REQUEST}
+
+
+def max_tokens_option(dialect: str, tokens: int) -> dict[str, Any]:
+    """The body fields that cap a reply at ``tokens`` on ``dialect`` (an MCP server's sampling ``maxTokens``),
+    to merge over a request's body as a profile's options are."""
+    if dialect == "gemini":
+        return {"generationConfig": {"maxOutputTokens": tokens}}
+    return {"max_output_tokens" if dialect == "openai-responses" else "max_tokens": tokens}
 
 #: dialect → auth_headers(api_key) → headers
 AUTH_HEADERS = {
