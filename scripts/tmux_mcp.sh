@@ -4,7 +4,6 @@
 # on 127.0.0.1) calls the server's elicitation tool and the request shows as a card, answered
 # from the keyboard (Esc cancels it); an @ resource typed with Tab completion and attached when
 # sent; a prompt of the server run as a slash command, its expansion shown in the box, then sent.
-# (The elicitation comes last: its form keeps the focus once answered, so typing after it needs a click.)
 # Each step's captured pane is printed. Each step waits for what it expects on the screen (a
 # deadline, never a fixed sleep). It kills only the tmux session and the server it started.
 #
@@ -95,10 +94,10 @@ typed "/ev:args-prompt Paris"; keys Enter
 step "prompt expanded" "expanded to 1 message" 30 && keys Enter
 step "prompt sent" "Paris: mild, some clouds." 30
 
-# 3. elicitation: the model calls the server's tool; the server asks the person; Shift+Tab reaches the
-#    form (it does not take the focus itself), Esc there cancels the request (not the turn)
+# 3. elicitation: the model calls the server's tool; the server asks the person; the form takes the focus
+#    as it appears, so Esc cancels the request (not the turn)
 typed "ask me something"; keys Enter
-step "elicitation card" "Accept" 60 && keys BTab && step "elicitation form focused" "Accept" 5 && keys Escape
+step "elicitation card" "Accept" 60 && keys Escape
 step "elicitation answered" "Understood: you cancelled the form." 30
 
 keys C-q

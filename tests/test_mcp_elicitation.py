@@ -130,6 +130,31 @@ async def test_the_elicitation_card_takes_the_answer_in_band_and_the_model_reads
     assert kept.message == "Please provide inputs for the following fields:"
 
 
+async def test_the_form_takes_the_keys_so_esc_cancels_the_request_and_not_the_turn(home: Path) -> None:
+    """The form appears with its first field focused (as an approval's keys are); Esc there cancels the
+    server's request, the call ends as the server says and the model's turn goes on; the box has the keys again."""
+    config = Config(mcp=parse_servers({"ev": everything(approval="never")}, "test"))
+    script = streamgen.call_script(0, "c1", "ev__trigger-elicitation-request", "{}")
+    with FaultServer() as server:
+        server.replies += [Reply(streamgen.openai_chat(script)),
+                           Reply(streamgen.openai_chat([("text", "You cancelled it.")], finish="stop"))]
+        app = make_app(config=config, endpoint=Endpoint("openai-chat", server.url, "m", "test"))
+        app.cursor_blink = False
+        async with app.run_test(size=(120, 80)) as pilot:
+            await app.session.registry.settled()
+            app.screen.query_one(PromptInput).text = "ask me"
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: app.screen.query(ElicitationForm), "the form on the running card")
+            form = app.screen.query_one(ElicitationForm)
+            await wait_for(pilot, lambda: form.has_focus_within, "the form to take the focus")
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: "You cancelled it." in on_screen(app) and not app.session.busy,
+                           "the cancel to reach the server and the model to reply")
+            card = app.screen.query_one(ToolCard)
+            assert card.block.state == "ran" and "→ cancelled" in str(card._asked.render())
+            assert isinstance(app.focused, PromptInput)
+
+
 def test_ask_declines_a_request_for_input_and_says_so(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from app.cli.ask import run_ask
 

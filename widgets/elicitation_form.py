@@ -94,6 +94,14 @@ class ElicitationForm(Vertical, can_focus=True):
             yield Button("Decline", id="ask-decline")
             yield Button("Cancel", id="ask-cancel")
 
+    def on_mount(self) -> None:
+        # it waits for the person, as an approval does: its first control takes the focus, so Esc cancels the
+        # server's request (not the whole turn, which would leave the call's outcome unknown)
+        # (without scrolling: the conversation stays at its end, where the form's answers are)
+        first = next(iter(self._controls.values()), None)
+        target = first if first is not None else self.query_one("#ask-accept", Button)
+        self.call_after_refresh(target.focus, False)
+
     def _control(self, spec: FormField) -> Input | Checkbox | SelectionList[str]:
         default = spec.default
         if spec.kind == "boolean":

@@ -416,7 +416,10 @@ class ChatScreen(Screen[None]):
     @on(ElicitationForm.Answered)
     def _elicitation_answered(self, message: ElicitationForm.Answered) -> None:
         """The person's answer to a server's request: the session checks it (a refusal stays on the form)."""
-        message.form.show_problems(self.session.asking.answer(message.key, message.action, message.entered))
+        problems = self.session.asking.answer(message.key, message.action, message.entered)
+        message.form.show_problems(problems)
+        if not problems and self.prompt is not None:  # answered: the box has the keys again, as after an approval
+            self.prompt.focus()
 
     def _card(self, card: SignInCard) -> None:
         """A sign-in card at the end; it takes the keys unless the person is typing."""
