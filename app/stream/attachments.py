@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 
 from .inert import inert
 
-__all__ = ["TOOL_IMAGE_REF", "tool_image_line", "Attachment", "Limits", "LIMITS", "IMAGE_TYPES",
+__all__ = ["TOOL_IMAGE_REF", "tool_image_line", "IMAGES_IN_TOOL_RESULTS", "tool_image_route",
+           "Attachment", "Limits", "LIMITS", "IMAGE_TYPES",
            "detect_media_type", "problems", "describe", "size_words", "first_line"]
 
 #: How a tool result names an image it returned that is kept in the data dir (by digest): the
@@ -27,6 +28,20 @@ TOOL_IMAGE_REF = re.compile(r"\(sent to the model as an image; attachment ([0-9a
 
 def tool_image_line(media_type: str, size: str, digest: str) -> str:
     return f"[image: {media_type}, {size}] (sent to the model as an image; attachment {digest})"
+
+
+#: The wires whose tool result takes an image itself (Anthropic's ``tool_result`` content
+#: blocks); every other dialect sends a tool's image in the user-side message after the results.
+IMAGES_IN_TOOL_RESULTS = frozenset({"anthropic"})
+
+
+def tool_image_route(dialect: str) -> str:
+    """How a tool's image reaches the model on this wire, as the card says it
+    (the request builders of ``dialects/`` do what this says)."""
+    if dialect in IMAGES_IN_TOOL_RESULTS:
+        return "sent to the model inside the tool result"
+    return (f"{dialect}'s tool results take text only: the text went as the result, the image goes to the "
+            "model in the user-side message after it")
 
 
 PNG, JPEG, GIF, WEBP, PDF, TEXT = "image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf", "text/plain"
