@@ -17,8 +17,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..stream.attachments import Attachment, tool_image_line
+from ..stream.attachments import Attachment
 from ..stream.limits import loads
+from ..tools.images import image_result
 
 __all__ = ["MappedResult", "map_result"]
 
@@ -42,21 +43,15 @@ def _human(n: int) -> str:
 
 
 def _keep_image(data: str) -> Attachment | None:
-    """An image the tool returned, checked as an attached file is and kept in
-    the data dir by hash, so the next request can send it to the model; None
-    (a line only) for bytes that are not a whole image."""
-    from ..files.attach import AttachError, from_bytes
-    from ..files.paths import data_dir
-    from ..store.attachfiles import AttachmentFiles
+    """An image the tool returned, kept for the next request (``tools.images``);
+    None (a line only) for bytes that are not a whole image."""
+    from ..files.attach import AttachError
+    from ..tools.images import keep_image
 
     try:
-        item = from_bytes(base64.b64decode(data, validate=True), "tool image")
+        return keep_image(base64.b64decode(data, validate=True))
     except (binascii.Error, ValueError, AttachError):
         return None
-    if item.kind != "image":
-        return None
-    AttachmentFiles(data_dir() / "attachments").put(item)
-    return item
 
 
 def _line(block: Any) -> str:
@@ -66,7 +61,7 @@ def _line(block: Any) -> str:
     if kind == "image":
         kept = _keep_image(block.data)
         if kept is not None:
-            return tool_image_line(block.mime_type, _human(kept.size), kept.digest)
+            return image_result(kept)
     if kind in ("image", "audio"):
         return f"[{kind}: {block.mime_type}, {_human(_size(block.data))}]"
     if kind == "resource":
