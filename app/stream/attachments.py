@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import base64
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .inert import inert
+from .jsonwrite import LazyString
 
 __all__ = ["TOOL_IMAGE_REF", "tool_image_line", "IMAGES_IN_TOOL_RESULTS", "tool_image_route",
-           "Attachment", "Limits", "LIMITS", "IMAGE_TYPES",
+           "Attachment", "Base64Text", "Limits", "LIMITS", "IMAGE_TYPES",
            "detect_media_type", "problems", "describe", "size_words", "first_line"]
 
 #: How a tool result names an image it returned that is kept in the data dir (by digest): the
@@ -71,11 +73,12 @@ class Attachment:
             return "image"
         return "pdf" if self.media_type == PDF else "text"
 
-    def b64(self) -> str:
-        return base64.b64encode(self.data).decode("ascii")
+    def b64(self) -> Base64Text:
+        """The bytes in base64, as a request body writes them: a piece at a time."""
+        return Base64Text(self.data)
 
-    def data_url(self) -> str:
-        return f"data:{self.media_type};base64,{self.b64()}"
+    def data_url(self) -> Base64Text:
+        return Base64Text(self.data, f"data:{self.media_type};base64,")
 
     def as_text(self) -> str:
         """A text file as the model reads it: its name, then its text."""
@@ -90,6 +93,45 @@ class Attachment:
         if self.note:
             out["note"] = self.note
         return out
+
+
+class Base64Text(LazyString):
+    """An attachment's bytes as base64 (after a ``data:`` prefix), written into
+    the request body a slice at a time (``jsonwrite``): a 20 MB image is never
+    a 27 MB ``str`` beside its bytes, so ``ask -a`` holds little more than the
+    files themselves (``make bench-attach``)."""
+
+    __slots__ = ("data", "prefix")
+    #: Raw bytes per piece: a multiple of 3, so the pieces' base64 joined is the whole's.
+    SLICE = 3 * 16384
+
+    def __init__(self, data: bytes, prefix: str = "") -> None:
+        self.data = data
+        self.prefix = prefix
+
+    def pieces(self) -> Iterator[str]:
+        if self.prefix:
+            yield self.prefix
+        view = memoryview(self.data)
+        for start in range(0, len(view), self.SLICE):
+            yield base64.b64encode(view[start:start + self.SLICE]).decode("ascii")
+
+    def __len__(self) -> int:
+        return len(self.prefix) + 4 * ((len(self.data) + 2) // 3)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Base64Text):
+            return (self.prefix, self.data) == (other.prefix, other.data)
+        return isinstance(other, str) and str(self) == other
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+    def startswith(self, start: str) -> bool:
+        return str(self).startswith(start)
+
+    def __repr__(self) -> str:
+        return f"Base64Text({len(self.data)} bytes, prefix={self.prefix!r})"
 
 
 def detect_media_type(data: bytes) -> str | None:
