@@ -112,23 +112,24 @@ def _still(item: Attachment, provider: str) -> Attachment:
                       item.height, f"the first frame of an animated GIF, as PNG ({provider} takes still GIFs only)")
 
 
-def fit(item: Attachment, dialect: str) -> Attachment:
+def fit(item: Attachment, dialect: str, images: int = 1) -> Attachment:
     """An image within the dialect's size and pixel limits: downscaled (same
     format; a GIF as PNG) until it fits, with a note saying so; an animated
     GIF for OpenAI (still GIFs only) becomes its first frame, noted too.
-    Anything else, or an image already within them, comes back as it is."""
+    Anything else, or an image already within them, comes back as it is.
+    ``images``: how many the request carries (Anthropic allows less per side past 20)."""
     limits = LIMITS.get(dialect)
     if limits is not None and item.media_type == "image/gif" and item.width is not None and \
             dialect.startswith("openai"):
         item = _still(item, limits.provider)  # OpenAI takes non-animated GIFs only
     if limits is None or item.kind != "image" or item.width is None or item.height is None:
         return item
-    side = max(item.width, item.height)
-    if item.size <= limits.image_bytes and side <= limits.image_side:
+    side, allowed = max(item.width, item.height), limits.side_for(images)
+    if item.size <= limits.image_bytes and side <= allowed:
         return item
     from PIL import Image
 
-    scale = min(1.0, limits.image_side / side)
+    scale = min(1.0, allowed / side)
     data, width, height, media_type = item.data, item.width, item.height, item.media_type
     for _ in range(6):
         with Image.open(io.BytesIO(item.data)) as image:
