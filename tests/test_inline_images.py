@@ -126,7 +126,7 @@ async def test_in_a_graphics_terminal_an_image_is_a_chip_and_an_inline_picture_w
         assert chip.startswith("📎 gradient.png · PNG · ") and "▀" not in chip  # the picture, not cells
         (inline,) = app.screen.query(InlineImage)
         picture = inline.query_one(TGPImage if mode == "kitty" else SixelImage)
-        assert 0 < picture.region.width <= min(48, size[0]) and picture.region.height > 0
+        assert 0 < picture.region.width <= min(24, size[0]) and picture.region.height > 0
 
 
 async def test_with_images_off_an_image_is_its_chip_alone(tmp_path: Path, drawn_as: object) -> None:

@@ -29,9 +29,12 @@ from .image_pixels import inert_pixels
 __all__ = ["InlineImage", "GraphicsMode", "IMAGE_CELLS"]
 
 GraphicsMode = Literal["kitty", "sixel"]
-#: The widest an inline image is drawn, in cells; its pixels are bounded to what that can show.
-IMAGE_CELLS = 48
-_MAX_SIDE = IMAGE_CELLS * 20  # a cell is at most about 20 pixels wide on any terminal we know
+#: The widest an inline image is drawn, in cells (a thumbnail, as wide as the half-block ones: wider,
+#: the sixel encoder, pure Python in textual-image, passed 2× the chips-only draw time in bench-attach);
+#: its pixels are cut to what that many cells show
+#: (the terminal's cell size, asked once before the app started), since the sixel encoder's time
+#: grows with the pixels it is handed.
+IMAGE_CELLS = 24
 
 
 class InlineImage(Vertical):
@@ -43,7 +46,7 @@ class InlineImage(Vertical):
     InlineImage > .picture {
         width: auto;
         height: auto;
-        max-width: 48;
+        max-width: 24;
     }
     """
 
@@ -53,7 +56,10 @@ class InlineImage(Vertical):
         self.mode = mode
 
     def compose(self) -> ComposeResult:
-        pixels = inert_pixels(self.item.data, (_MAX_SIDE, _MAX_SIDE))
+        from textual_image._terminal import get_cell_size  # cached by the probe: no question asked here
+
+        cell = get_cell_size()
+        pixels = inert_pixels(self.item.data, (IMAGE_CELLS * cell.width, IMAGE_CELLS * cell.height))
         if pixels is None:
             yield Static(f"{inert(self.item.name)}: the image could not be drawn (damaged)", classes="-damaged")
             return
