@@ -35,8 +35,11 @@ def inert_pixels(data: bytes, box: tuple[int, int]) -> Image | None:
             if image.size[0] * image.size[1] > MAX_PIXELS:
                 return None
             image.draft("RGB", box)  # JPEG: decode small
-            rgb = image.convert("RGB")
-            rgb.thumbnail(box)
+            # scaled first, then converted: the full-size conversion was half the cost of a thumbnail
+            # (bench-attach); a palette or odd mode is converted first, as it scales badly
+            small = image if image.mode in ("RGB", "RGBA", "L", "LA") else image.convert("RGBA")
+            small.thumbnail(box)
+            rgb = small.convert("RGB")
             return PILImage.frombytes("RGB", rgb.size, rgb.tobytes())
     except Exception:  # noqa: BLE001 - a damaged image draws nothing, whatever Pillow raised
         return None
