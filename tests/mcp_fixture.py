@@ -11,7 +11,8 @@ Tools:
 - ``fail()``: answers ``isError``.
 - ``hang(seconds)``: a side effect that sleeps (for the tool timeout).
 - ``crash()``: a side effect that kills the server mid-call (stdio).
-- ``picture()``: read-only, answers an image and structured content.
+- ``picture(broken?)``: read-only, answers an image (``picture_png``, 16×8, as Pillow writes it; with
+  ``broken``, 2 KB that only start like a PNG) and structured content.
 - ``bad_schema``: a schema every provider rejects somewhere (``mcp doctor``).
 
 ``--tools N`` adds N extra read-only tools ``t0``…, listed 100 a page.
@@ -146,7 +147,8 @@ def make_server(extra: int = 0) -> Server[Any]:
             _count(key)
             os._exit(3)
         if name == "picture":
-            png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 2040).decode()
+            png = base64.b64encode(picture_png() if not args.get("broken") else
+                                   b"\x89PNG\r\n\x1a\n" + b"\x00" * 2040).decode()
             return types.CallToolResult(content=[types.ImageContent(data=png, mime_type="image/png")],
                                         structured_content={"width": 1, "height": 1})
         if name in {t.name for t in tools}:
@@ -154,6 +156,19 @@ def make_server(extra: int = 0) -> Server[Any]:
         return types.CallToolResult(content=[types.TextContent(text=f"no tool {name}")], is_error=True)
 
     return Server("fixture", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def picture_png() -> bytes:
+    """The fixture's picture: a 16×8 gradient PNG, as Pillow writes it (the same bytes every time)."""
+    import io
+
+    from PIL import Image
+
+    image = Image.new("RGB", (16, 8))
+    image.putdata([(x * 16, y * 32, 200) for y in range(8) for x in range(16)])
+    out = io.BytesIO()
+    image.save(out, "PNG")
+    return out.getvalue()
 
 
 async def _stdio(server: Server[Any]) -> None:

@@ -33,7 +33,11 @@ TOOL_IMAGE: list[Entry] = [
 
 
 def build(dialect: str, history: list[Entry]) -> dict[str, Any]:
-    return REQUEST_BUILDERS[dialect]("model-x", history, [], None)[1]
+    """The body as the provider reads it (the base64 a body streams, as strings)."""
+    from app.stream.jsonwrite import plain
+
+    body: dict[str, Any] = plain(REQUEST_BUILDERS[dialect]("model-x", history, [], None)[1])
+    return body
 
 
 def test_openai_chat_sends_image_url_file_and_text_parts_the_sdk_accepts() -> None:

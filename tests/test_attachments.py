@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.files.attach import AttachError, fit, from_bytes, read_path
-from app.stream.attachments import describe, detect_media_type, problems
+from app.stream.attachments import Attachment, describe, detect_media_type, problems
 from tests import test_ask
 from tests.attachment_files import image_bytes, pdf_bytes, write
 from tests.test_ask import DIALECTS, ask
@@ -283,3 +283,25 @@ def test_an_animated_gif_for_openai_is_sent_as_its_first_frame_and_the_note_says
     assert fit(item, "anthropic") is item  # Anthropic takes it as it is
     single = from_bytes(image_bytes("GIF", (5, 5)), "still.gif")
     assert fit(single, "openai-responses") is single
+
+
+def test_past_twenty_images_anthropic_takes_2000_pixels_a_side_and_the_rest_are_downscaled_to_it() -> None:
+    """docs.anthropic.com vision: 8000×8000 px, but 2000×2000 px when a request carries more than 20 images."""
+    from app.chat.attaching import ready_for
+
+    wide = from_bytes(image_bytes("PNG", (2100, 10)), "wide.png")
+    assert ready_for("anthropic", [wide] * 20)[0] is wide  # twenty: 8000 a side holds
+    fitted = ready_for("anthropic", [wide] * 21)
+    assert {(item.width, item.height) for item in fitted} == {(2000, 9)}
+    assert fitted[0].note is not None and "Anthropic's limits" in fitted[0].note
+    found = problems("anthropic", [wide] * 21)
+    assert found and "2100×10 is over Anthropic's 2000 pixels a side when a request carries more than 20" in found[0]
+
+
+def test_anthropics_32_mb_request_limit_counts_the_base64_not_the_bytes() -> None:
+    """Why: the limit is on the HTTP body, where a file is 4/3 of its size; 25 MB of PDFs is 33.3 MB sent."""
+    pdf = pdf_bytes()
+    big = Attachment("big.pdf", "application/pdf", 25 * 1024 * 1024, "0" * 64, pdf)
+    found = problems("anthropic", [big])
+    assert found == ["The attachments come to 33.3 MB in base64, over Anthropic's 32.0 MB in one request."]
+    assert problems("openai-chat", [big]) == []  # OpenAI counts the files' bytes: 25 MB of its 50

@@ -51,3 +51,20 @@ def test_a_value_json_cannot_write_is_a_type_error() -> None:
 def test_non_string_keys_are_written_as_json_dumps_writes_them() -> None:
     value = {7: "a", 2.5: "b", True: "c", False: "e", None: "d"}
     assert jsonwrite.encode(value) == _dumps(value).encode()
+
+
+@given(st.binary(max_size=200_000), st.sampled_from(["", "data:image/png;base64,"]))
+def test_an_attachments_base64_written_in_pieces_is_the_whole_base64(data: bytes, prefix: str) -> None:
+    """Why: a request body streams an attachment's base64 a slice at a time (never held whole);
+    the slices joined must be exactly the base64 a provider decodes, and the length a
+    Content-Length counts."""
+    import base64
+
+    from app.stream.attachments import Base64Text
+    from app.stream.jsonwrite import encode, plain
+
+    text = Base64Text(data, prefix)
+    whole = prefix + base64.b64encode(data).decode("ascii")
+    assert str(text) == whole and len(text) == len(whole) and text == whole
+    body = {"parts": [{"data": text, "name": "é"}]}
+    assert encode(body) == json.dumps(plain(body), ensure_ascii=False, separators=(",", ":")).encode()

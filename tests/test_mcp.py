@@ -171,7 +171,10 @@ async def test_in_memory_a_call_carries_its_key_in_meta(tmp_path: Path) -> None:
         assert answer["key"] == "key-123"
         picture = registry.get("fx__picture")
         assert picture is not None
-        assert (await picture.run({}, ToolContext("k"))).startswith("[image: image/png, 2.0 KB]")
+        shown = await picture.run({}, ToolContext("k"))
+        assert shown.startswith("[image: image/png, ") and "(sent to the model as an image; attachment" in shown
+        # bytes that only start like a PNG are one line, never sent as an image
+        assert (await picture.run({"broken": True}, ToolContext("k2"))).startswith("[image: image/png, 2.0 KB]\n{")
 
 
 async def test_is_error_is_a_failed_call(tmp_path: Path) -> None:

@@ -10,8 +10,6 @@ says so on its chip instead of a thumbnail.
 
 from __future__ import annotations
 
-import io
-
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
@@ -19,28 +17,22 @@ from textual.widgets import Static
 from app.stream.attachments import Attachment, describe
 from app.stream.inert import inert
 
+from .image_pixels import inert_pixels
+
 __all__ = ["AttachmentChips", "thumbnail", "THUMB_WIDTH"]
 
 #: A thumbnail's width in cells (its height follows the image's shape, at most half of it).
 THUMB_WIDTH = 24
-#: Pillow decodes at most this many pixels for a thumbnail (the attach check refused bigger ones already).
-_MAX_PIXELS = 100_000_000
 
 
 def thumbnail(data: bytes, width: int = THUMB_WIDTH) -> Text | None:
     """Half-block cells for an image's pixels; None when it cannot be decoded."""
-    try:
-        from PIL import Image
-
-        with Image.open(io.BytesIO(data)) as image:
-            if image.size[0] * image.size[1] > _MAX_PIXELS:
-                return None
-            image.draft("RGB", (width * 4, width * 4))  # JPEG: decode small
-            cols = max(1, min(width, image.size[0]))
-            rows = max(2, min(width, round(image.size[1] * cols / image.size[0] / 2) * 2))
-            pixels = image.convert("RGB").resize((cols, rows))
-    except Exception:  # noqa: BLE001 - a damaged image draws no thumbnail, whatever Pillow raised
+    pixels = inert_pixels(data, (width, width))  # at most `width` pixel rows: half as many lines
+    if pixels is None:
         return None
+    cols, rows = pixels.size[0], max(2, pixels.size[1] + pixels.size[1] % 2)
+    if rows != pixels.size[1]:
+        pixels = pixels.resize((cols, rows))
     text = Text()
     for y in range(0, rows, 2):
         for x in range(cols):

@@ -1,6 +1,9 @@
 """The multi-line input: Enter sends, Ctrl+J (or Shift+Enter where the
 terminal reports it) starts a new line, Up/Down at the first/last line walk
-the prompt history, Tab completes a slash command.
+the prompt history, Tab completes a slash command (and ``/attach``'s path).
+A paste the screen recognises (``offer``: one file's path, as a dropped file
+arrives) into an empty box becomes what the screen offers instead (``/attach
+PATH``, which Enter confirms); any other paste is typed as it came.
 
 The widget never throws text away by itself: Enter posts ``Submitted`` and
 the screen decides (send it, queue it, or keep it and say why) and clears the
@@ -41,7 +44,8 @@ class PromptInput(TextArea):
         text: str
 
     def __init__(self, history: list[str] | None = None,
-                 complete: Callable[[str], str | None] | None = None) -> None:
+                 complete: Callable[[str], str | None] | None = None,
+                 offer: Callable[[str], str | None] | None = None) -> None:
         super().__init__(soft_wrap=True, show_line_numbers=False, highlight_cursor_line=False, tab_behavior="focus",
                          placeholder="Ask something — /help for commands (Enter sends, Ctrl+J newline)")
         #: Earlier prompts, oldest first (the screen loads and saves it).
@@ -51,8 +55,20 @@ class PromptInput(TextArea):
         self._draft = ""
         #: Slash-command completion: the text so far → the completed text, or None.
         self._complete = complete
+        #: A paste into an empty box → what to put there instead (a dropped file: ``/attach PATH``), or None.
+        self._offer = offer
         #: Keys the screen takes from the box just now (set by the screen; None: the box types every key).
         self.lends: Callable[[str], bool] | None = None
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        if self._offer is not None and not self.text.strip() and not self.read_only:
+            offered = self._offer(event.text)
+            if offered is not None:
+                event.prevent_default()
+                event.stop()
+                self.text = offered
+                self.cursor_location = (0, len(offered))
+        # otherwise TextArea's own handler types the paste (Textual calls each class's handler in turn)
 
     def check_consume_key(self, key: str, character: str | None = None) -> bool:
         if self.lends is not None and not self.text and self.lends(key):

@@ -116,6 +116,9 @@ class ToolCard(Vertical):
     ToolCard Collapsible Static { padding: 0 1; }
     """
 
+    #: Whether the images its result named are shown below it (the screen mounts them once).
+    pictured = False
+
     def __init__(self, block: ToolCallBlock, display: Sequence[tuple[str, str]] = (),
                  result_display: Sequence[tuple[str, str]] = (), finished: bool = False) -> None:
         super().__init__()

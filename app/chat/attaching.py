@@ -24,8 +24,9 @@ def ready_for(dialect: str, attachments: Sequence[Attachment], history: Sequence
     session before a user message is stored or sent."""
     if not attachments:
         return []
-    fitted = [fit(item, dialect) for item in attachments]
     earlier = [a for entry in history if isinstance(entry, User) for a in entry.attachments]
+    images = sum(1 for item in [*earlier, *attachments] if item.kind == "image")
+    fitted = [fit(item, dialect, images) for item in attachments]
     found = problems(dialect, earlier + fitted)
     if found:
         raise AttachError(" ".join(found) + " Nothing was sent.")

@@ -49,6 +49,9 @@ def _chat(provider: str | None, model: str | None, base_url: str | None, convers
                            system=system, role=role, at=at)
     except ConfigError as exc:
         return fail(str(exc))
+    from ..tui.pictures import probe
+
+    probe()  # how images are drawn: asked of the terminal now, never once the app reads stdin
     app.run()
     if app.start_error is not None:
         return fail(app.start_error)

@@ -5,7 +5,8 @@ images are opened with Pillow, the maintained imaging library, only far
 enough to know their pixels and that they are whole (``verify``, never a
 full decode of a file we were handed): a decompression bomb (over
 ``MAX_PIXELS``), a truncated or corrupt image, or bytes that only pretend to
-be an image are refused with a sentence. An image over a provider's limits
+be an image are refused with a sentence (a PNG's ancillary chunk with a bad
+checksum is dropped first, as libpng does: ``png_chunks``). An image over a provider's limits
 is downscaled (``fit``) and the note says so; what still cannot be sent is
 refused by ``stream.attachments.problems`` before the request.
 """
@@ -19,6 +20,7 @@ import warnings
 from pathlib import Path
 
 from ..stream.attachments import IMAGE_TYPES, LIMITS, Attachment, detect_media_type, size_words
+from .png_chunks import without_broken_ancillary
 
 __all__ = ["AttachError", "MAX_PIXELS", "MAX_BYTES", "read_path", "from_bytes", "fit"]
 
@@ -63,9 +65,14 @@ def from_bytes(data: bytes, name: str) -> Attachment:
     if media_type is None:
         raise AttachError(f"{name}: is not an image (PNG, JPEG, GIF, WebP), a PDF or a UTF-8 text file.")
     width = height = None
+    note = None
+    if media_type == "image/png":
+        data, dropped = without_broken_ancillary(data)
+        if dropped:
+            note = f"its {', '.join(dropped)} chunk had a bad checksum and was dropped, as libpng does"
     if media_type in IMAGE_TYPES:
         width, height = _probe(data, name)
-    return Attachment(name, media_type, len(data), hashlib.sha256(data).hexdigest(), data, width, height)
+    return Attachment(name, media_type, len(data), hashlib.sha256(data).hexdigest(), data, width, height, note)
 
 
 def _probe(data: bytes, name: str) -> tuple[int, int]:
@@ -105,23 +112,24 @@ def _still(item: Attachment, provider: str) -> Attachment:
                       item.height, f"the first frame of an animated GIF, as PNG ({provider} takes still GIFs only)")
 
 
-def fit(item: Attachment, dialect: str) -> Attachment:
+def fit(item: Attachment, dialect: str, images: int = 1) -> Attachment:
     """An image within the dialect's size and pixel limits: downscaled (same
     format; a GIF as PNG) until it fits, with a note saying so; an animated
     GIF for OpenAI (still GIFs only) becomes its first frame, noted too.
-    Anything else, or an image already within them, comes back as it is."""
+    Anything else, or an image already within them, comes back as it is.
+    ``images``: how many the request carries (Anthropic allows less per side past 20)."""
     limits = LIMITS.get(dialect)
     if limits is not None and item.media_type == "image/gif" and item.width is not None and \
             dialect.startswith("openai"):
         item = _still(item, limits.provider)  # OpenAI takes non-animated GIFs only
     if limits is None or item.kind != "image" or item.width is None or item.height is None:
         return item
-    side = max(item.width, item.height)
-    if item.size <= limits.image_bytes and side <= limits.image_side:
+    side, allowed = max(item.width, item.height), limits.side_for(images)
+    if item.size <= limits.image_bytes and side <= allowed:
         return item
     from PIL import Image
 
-    scale = min(1.0, limits.image_side / side)
+    scale = min(1.0, allowed / side)
     data, width, height, media_type = item.data, item.width, item.height, item.media_type
     for _ in range(6):
         with Image.open(io.BytesIO(item.data)) as image:

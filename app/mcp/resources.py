@@ -28,10 +28,11 @@ from typing import Any
 
 from ..files.attach import AttachError, from_bytes
 from ..settings.tools import READER_NAME
-from ..stream.attachments import Attachment, size_words, tool_image_line
+from ..stream.attachments import Attachment, size_words
 from ..stream.redact import redact
 from ..stream.resource_lines import binary_line, resource_head
 from ..tools.base import DisplayField, Tool, ToolContext, ToolError
+from ..tools.images import image_result
 from ..tools.output import capped_text
 from ..tools.registry import Registry
 from .catalog import Catalog, catalog_of
@@ -106,7 +107,7 @@ def as_text(contents: list[Any], limit: int) -> str:
         kept = keep_image(getattr(content, "blob", "") or "") if item is not None and item.kind == "image" else None
         if kept is not None:
             parts.append(f"{resource_head(uri, mime, size_words(kept.size))}\n"
-                         f"{tool_image_line(kept.media_type, size_words(kept.size), kept.digest)}")
+                         f"{image_result(kept)}")
             continue
         parts.append(binary_line(uri, mime, size_words(len(data)) if data is not None else "unreadable base64"))
     data = redact("\n".join(parts) or "(the resource is empty)").encode("utf-8", "surrogatepass")

@@ -17,9 +17,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..stream.attachments import Attachment, tool_image_line
+from ..stream.attachments import Attachment
 from ..stream.limits import loads
 from ..stream.resource_lines import link_line, resource_head
+from ..tools.images import image_result
+from ..tools.images import keep_image as _keep
 
 __all__ = ["MappedResult", "map_result", "keep_image"]
 
@@ -43,21 +45,14 @@ def _human(n: int) -> str:
 
 
 def keep_image(data: str) -> Attachment | None:
-    """An image the tool returned, checked as an attached file is and kept in
-    the data dir by hash, so the next request can send it to the model; None
-    (a line only) for bytes that are not a whole image."""
-    from ..files.attach import AttachError, from_bytes
-    from ..files.paths import data_dir
-    from ..store.attachfiles import AttachmentFiles
+    """An image the tool (or a resource) returned as base64, kept for the next request
+    (``tools.images``); None (a line only) for bytes that are not a whole image."""
+    from ..files.attach import AttachError
 
     try:
-        item = from_bytes(base64.b64decode(data, validate=True), "tool image")
+        return _keep(base64.b64decode(data, validate=True))
     except (binascii.Error, ValueError, AttachError):
         return None
-    if item.kind != "image":
-        return None
-    AttachmentFiles(data_dir() / "attachments").put(item)
-    return item
 
 
 def _line(block: Any) -> str:
@@ -67,7 +62,7 @@ def _line(block: Any) -> str:
     if kind == "image":
         kept = keep_image(block.data)
         if kept is not None:
-            return tool_image_line(block.mime_type, _human(kept.size), kept.digest)
+            return image_result(kept)
     if kind in ("image", "audio"):
         return f"[{kind}: {block.mime_type}, {_human(_size(block.data))}]"
     if kind == "resource":

@@ -26,7 +26,9 @@ READER_NAME = "read_resource"
 DEFAULT_TIMEOUT = 30.0
 
 #: The keys a ``[tools.NAME]`` table may hold; anything else gets a warning naming it.
-TOOL_KEYS = {"command", "description", "parameters", "read_only", "display", "timeout", "approval"}
+TOOL_KEYS = {"command", "description", "parameters", "read_only", "display", "timeout", "approval", "output"}
+#: What a command tool's stdout is: text (the result), or an image the model is sent as an image.
+TOOL_OUTPUTS = ("text", "image")
 
 
 @dataclass(slots=True)
@@ -39,6 +41,8 @@ class CommandToolConfig:
     display: list[tuple[str, str]] = field(default_factory=list)
     timeout: float = DEFAULT_TIMEOUT
     approval: str | None = None
+    #: ``image``: stdout is an image's bytes, sent to the model as an image (``tools.images``).
+    output: str = "text"
 
 
 def parse_tool(name: str, table: Any, where: str, warnings: list[str]) -> CommandToolConfig:
@@ -63,6 +67,9 @@ def parse_tool(name: str, table: Any, where: str, warnings: list[str]) -> Comman
         display = parse_display(table.get("display", []), f"{where}.display")
     except MCPConfigError as exc:
         raise ConfigError(str(exc)) from None
+    output = table.get("output", "text")
+    if output not in TOOL_OUTPUTS:
+        raise ConfigError(f"{where}.output must be one of {', '.join(TOOL_OUTPUTS)} (got {str(output)[:40]!r})")
     return CommandToolConfig(
         name=name,
         command=command,
@@ -72,6 +79,7 @@ def parse_tool(name: str, table: Any, where: str, warnings: list[str]) -> Comman
         display=display,
         timeout=positive_float(table, "timeout", DEFAULT_TIMEOUT, where),
         approval=approval_mode(table.get("approval"), f"{where}.approval"),
+        output=output,
     )
 
 

@@ -19,7 +19,7 @@ __all__ = ["attachments_document", "attachments_of"]
 
 
 def attachments_document(attachments: list[Attachment]) -> list[dict[str, Any]]:
-    return [{**item.ref(), "data": item.b64()} for item in attachments]
+    return [{**item.ref(), "data": str(item.b64())} for item in attachments]
 
 
 def attachments_of(value: Any, where: str, damaged: type[ValueError]) -> list[Attachment]:

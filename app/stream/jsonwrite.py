@@ -20,10 +20,27 @@ from collections.abc import Iterator
 from json.encoder import encode_basestring
 from typing import Any
 
-__all__ = ["PIECE", "pieces", "chunks", "encoded_size", "encode"]
+__all__ = ["PIECE", "LazyString", "pieces", "chunks", "encoded_size", "encode", "plain"]
 
 #: The longest piece of a string value yielded at once (characters).
 PIECE = 1 << 16
+
+
+
+class LazyString:
+    """A JSON string value written a piece at a time, never held whole (an
+    attachment's base64: ``stream.attachments.Base64Text``). Its pieces must
+    need no JSON escaping; ``str()`` makes the whole string, for a reader
+    that wants one (a test, an export)."""
+
+    __slots__ = ()
+
+    def pieces(self) -> Iterator[str]:
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return "".join(self.pieces())
+
 
 _float_repr = float.__repr__
 _INF = float("inf")
@@ -72,6 +89,10 @@ def pieces(value: Any) -> Iterator[str]:
     ``PIECE`` characters, apart from escapes)."""
     if isinstance(value, str):
         yield from _string(value)
+    elif isinstance(value, LazyString):
+        yield '"'
+        yield from value.pieces()
+        yield '"'
     elif isinstance(value, dict):
         if not value:
             yield "{}"
@@ -129,3 +150,15 @@ def encode(value: Any) -> bytes:
     for chunk in chunks(value):
         out.write(chunk)
     return out.getvalue()
+
+
+def plain(value: Any) -> Any:
+    """``value`` with every ``LazyString`` made a ``str``: what a reader of
+    the JSON would get (tests compare request bodies so)."""
+    if isinstance(value, LazyString):
+        return str(value)
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(item) for item in value]
+    return value

@@ -5,7 +5,8 @@ The arguments go to the command as JSON on stdin, the idempotency key in
 (``jsonwrite.chunks``) into an anonymous temporary file that is the
 command's stdin: a 10 MB argument is not held again as a ``str``, a
 ``bytes`` and a pipe transport's buffer while the command runs (it was 3
-bytes per argument byte on top of the call itself); stdout is the result; a non-zero exit is a
+bytes per argument byte on top of the call itself); stdout is the result (or, for a tool
+that declares ``output = "image"``, an image sent to the model as one); a non-zero exit is a
 failure whose message is stderr. The command runs without a shell, in its own
 process group (its own session): a timeout or a cancel ends the whole group,
 children included. The call is judged by the command's own exit: stdout and
@@ -27,6 +28,7 @@ from ..settings.tools import CommandToolConfig
 from ..stream.jsonwrite import chunks
 from ..stream.limits import DEFAULT_LIMITS
 from .base import DisplayField, Tool, ToolContext, ToolError
+from .images import image_result, keep_image
 from .output import read_capped
 
 __all__ = ["command_tool"]
@@ -41,6 +43,20 @@ def _write_arguments(arguments: dict[str, Any], into: Any) -> None:
     into.seek(0)
 
 
+
+
+def _image_output(out: Any) -> str:
+    """A tool that declares ``output = "image"``: its stdout is an image, kept
+    and named by the result so the next request sends it to the model as one."""
+    from ..files.attach import MAX_BYTES, AttachError
+
+    out.seek(0)
+    data = out.read(MAX_BYTES + 1)
+    try:
+        return image_result(keep_image(data, "tool image"))
+    except AttachError as error:
+        reason = str(error).removeprefix("tool image: ").rstrip(".")
+        raise ToolError(f"declared an image output, but wrote no usable image ({reason})") from None
 
 
 def _end_group(process: asyncio.subprocess.Process) -> None:
@@ -67,11 +83,13 @@ def command_tool(config: CommandToolConfig, output_limit: int = DEFAULT_LIMITS.t
                 if isinstance(exc, asyncio.CancelledError):
                     raise
                 raise ToolError(f"timed out after {config.timeout:g} s") from None
-            stdout, stderr = read_capped(out, output_limit), read_capped(err, output_limit)
-        if process.returncode != 0:
-            message = stderr.strip() or f"exited with status {process.returncode}"
-            raise ToolError(message if len(message) <= 2000 else message[:1999] + "…")
-        return stdout
+            stderr = read_capped(err, output_limit)
+            if process.returncode != 0:
+                message = stderr.strip() or f"exited with status {process.returncode}"
+                raise ToolError(message if len(message) <= 2000 else message[:1999] + "…")
+            if config.output == "image":
+                return _image_output(out)
+            return read_capped(out, output_limit)
 
     return Tool(
         name=config.name,

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..files.typed_paths import complete_path
 from ..settings.checks import ConfigError
 from ..stream.inert import inert, inert_json
 from .slash import CommandTable, Handler, SlashCommand
@@ -23,11 +24,12 @@ __all__ = ["builtin_commands"]
 _BUILTIN: list[SlashCommand] = []
 
 
-def _command(name: str, usage: str, help: str, *, idle_only: bool = False) -> Callable[[Handler], Handler]:
+def _command(name: str, usage: str, help: str, *, idle_only: bool = False,
+             complete_argument: Callable[[str], str | None] | None = None) -> Callable[[Handler], Handler]:
     """Put a handler in the built-in list (read by ``builtin_commands``; nothing global is registered)."""
 
     def add(handler: Handler) -> Handler:
-        _BUILTIN.append(SlashCommand(name, usage, help, handler, idle_only))
+        _BUILTIN.append(SlashCommand(name, usage, help, handler, idle_only, complete_argument))
         return handler
 
     return add
@@ -132,16 +134,18 @@ def _compact(context: SlashContext, argument: str) -> None:
     context.compact()
 
 
-@_command("attach", "PATH", "attach a file (an image, a PDF, a text file) to your next message")
+@_command("attach", "PATH | --clipboard", "attach a file (an image, a PDF, a text file), or the clipboard's "
+         "image, to your next message (Tab completes the path)", complete_argument=complete_path)
 def _attach(context: SlashContext, argument: str) -> None:
     from ..files.attach import AttachError, read_path
+    from ..files.clipboard import clipboard_image
     from ..stream.attachments import describe
 
     if not argument.strip():
-        context.note("/attach needs a path: /attach ~/Pictures/chart.png", "warning")
+        context.note("/attach needs a path: /attach ~/Pictures/chart.png (or /attach --clipboard)", "warning")
         return
     try:
-        item = read_path(argument.strip())
+        item = clipboard_image() if argument.strip() == "--clipboard" else read_path(argument.strip())
     except AttachError as exc:
         context.note(inert(str(exc)), "error")
         return

@@ -27,7 +27,18 @@ if TYPE_CHECKING:
     from .host import ChatHost
     from .slash import CommandTable
 
-__all__ = ["Composer"]
+__all__ = ["Composer", "offer_attachment"]
+
+
+def offer_attachment(pasted: str) -> str | None:
+    """A paste that is one file's path (a file dropped on the terminal) is
+    offered as ``/attach PATH``: Enter attaches it; deleting ``/attach`` sends it as text."""
+    from ..files.typed_paths import pasted_path
+
+    path = pasted_path(pasted)
+    if path is None:
+        return None
+    return f"/attach {path}"  # the whole rest of the line is the path: spaces need no quoting
 
 
 class Composer:
@@ -45,7 +56,7 @@ class Composer:
 
     def widgets(self) -> Iterator[Widget]:
         yield Static(id="queued", classes="bar")
-        yield PromptInput(self.host.prompt_history, self.complete)
+        yield PromptInput(self.host.prompt_history, self.complete, offer_attachment)
         yield Static(id="hint", classes="bar")
 
     def complete(self, text: str) -> str | None:

@@ -1,4 +1,5 @@
-"""Copy: what can be copied from the conversation, and the picker (Ctrl+Y).
+"""Copy: what can be copied from the conversation, and the picker (Ctrl+Y):
+replies, code blocks, cards, and each attachment's file path.
 
 The list is built from the session's data (through a ``SlashContext``) (the replies in the
 history, the calls' blocks), never from what a widget happens to hold; the
@@ -25,7 +26,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from ..stream import ToolCallBlock
-from ..stream.history import Assistant
+from ..stream.history import Assistant, User
 from ..stream.inert import inert
 from ..stream.preview import result_line, visible_fields
 
@@ -87,7 +88,22 @@ def copyables(context: SlashContext) -> list[Copyable]:
     for number, text in reversed(list(enumerate(texts[:-1], 1))):
         first = text.strip().splitlines()[0]
         items.append(Copyable(f"Reply {number}: {first[:50]}", text))
+    items += attachment_paths(context)
     return items
+
+
+def attachment_paths(context: SlashContext) -> list[Copyable]:
+    """Each attachment sent in this conversation, newest first: the path of
+    its file in the data dir (kept by content hash), to open it elsewhere."""
+    from ..files.paths import data_dir
+    from ..store.attachfiles import AttachmentFiles
+
+    files = AttachmentFiles(data_dir() / "attachments")
+    sent = [item for entry in context.session.history if isinstance(entry, User) for item in entry.attachments]
+    found: list[Copyable] = []
+    for item in reversed(list({item.digest: item for item in sent}.values())):
+        found.append(Copyable(f"Attachment {item.name}: its file's path", str(files.path(item.digest))))
+    return found
 
 
 def copy_command(context: SlashContext, argument: str) -> None:

@@ -94,9 +94,10 @@ class LiveView:
             tally.new_exchange()
             transcript.user_sent(event.text)
             if event.attachments:  # the chips under the message, as sent
-                from widgets.attachment_chips import AttachmentChips
+                from .pictures import attachment_widgets
 
-                transcript.add(AttachmentChips(event.attachments))
+                for widget in attachment_widgets(event.attachments):
+                    transcript.add(widget)
         elif isinstance(event, ConversationMoved):
             transcript.note(event.message, "quiet")
             ended = transcript.render_items(event.added)

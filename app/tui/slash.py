@@ -34,6 +34,8 @@ class SlashCommand:
     handler: Handler
     #: Refused while a turn runs (switching the provider under a stream, …).
     idle_only: bool = False
+    #: Tab on the argument: what is typed → it completed, or None (``/attach``: a path).
+    complete_argument: Callable[[str], str | None] | None = None
 
 
 #: Words that look like commands but belong to the model (the demo's scenarios).
@@ -87,9 +89,17 @@ class CommandTable:
 
     def complete(self, text: str) -> str | None:
         """Tab: the one command ``text`` is the start of, completed (with a space
-        when it takes an argument); the common prefix of several; None otherwise."""
-        if not text.startswith("/") or " " in text or "\n" in text:
+        when it takes an argument); the common prefix of several; None otherwise.
+        After a command that completes its argument (``/attach``), its argument."""
+        if not text.startswith("/") or "\n" in text:
             return None
+        if " " in text:
+            name, _, argument = text[1:].partition(" ")
+            found = self._commands.get(name)
+            if found is None or found.complete_argument is None:
+                return None
+            completed = found.complete_argument(argument.lstrip())
+            return None if completed is None else f"/{name} {completed}"
         typed = text[1:]
         matches = [name for name in [*self._commands, *PASS_THROUGH] if name.startswith(typed)]
         if not matches:

@@ -19,13 +19,13 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
-from widgets.attachment_chips import AttachmentChips
 from widgets.branch_marker import BranchMarker
 from widgets.error_details import ErrorDetails
 from widgets.note import NoteBlock
 from widgets.usage_line import UsageLine
 from widgets.user_message import UserMessage
 
+from .pictures import attachment_widgets
 from .tally import Tally
 from .window import Window
 
@@ -296,9 +296,23 @@ class Transcript(VerticalScroll):
         widget = self.turn_widgets.get(event.turn, {}).get(event.index)
         if isinstance(widget, ToolCard):
             widget.refresh_card()
+            pictures = self.tool_images(widget)
+            if pictures:
+                self.mount(*pictures, after=widget)
             if event.state == "awaiting approval":
                 return widget
         return None
+
+    def tool_images(self, card: Widget) -> list[Widget]:
+        """The images a finished call's result names, under its card, once (item 5 of issue 28)."""
+        from widgets.tool_card import ToolCard
+
+        from .pictures import tool_image_widgets
+
+        if not isinstance(card, ToolCard) or card.pictured or card.block.state != "ran":
+            return []
+        card.pictured = True
+        return tool_image_widgets(card.block.result, self.session.endpoint.dialect)
 
     def turn_settled(self, event: TurnSettled) -> None:
         from widgets.prose import ProseBlock
@@ -406,7 +420,7 @@ class Transcript(VerticalScroll):
                 widgets.append(widget)
                 self.entries[item.seq] = widget
                 if item.attachments:  # the chips under the message, as the live screen showed them
-                    widgets.append(AttachmentChips(item.attachments))
+                    widgets += attachment_widgets(item.attachments)
                 message = item.exchange_message
                 continue
             if marked:
@@ -424,6 +438,7 @@ class Transcript(VerticalScroll):
                 block_widget.set_class(marked, "-after-marker")
                 marked = False
                 widgets.append(block_widget)
+                widgets += self.tool_images(block_widget)
             if item.note:
                 widgets.append(NoteBlock(item.note, "error"))
             if item.detail:

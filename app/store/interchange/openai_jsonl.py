@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from ...stream.dialects import REQUEST_BUILDERS
+from ...stream.jsonwrite import plain
 from ..tree import StoredTree, history_of
 
 __all__ = ["messages_of", "jsonl_of"]
@@ -20,7 +21,7 @@ __all__ = ["messages_of", "jsonl_of"]
 
 def messages_of(conversation: StoredTree) -> list[dict[str, Any]]:
     _, body = REQUEST_BUILDERS["openai-chat"](conversation.model or "model", history_of(conversation), [], None)
-    return list(body["messages"])
+    return list(plain(body["messages"]))  # an attachment's base64 as the string a file holds
 
 
 def jsonl_of(conversation: StoredTree) -> str:
