@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..stream.redact import redact
+from ..stream.redact import redact, redact_pieces
 
-__all__ = ["connect", "DataFileError", "explain", "put_text"]
+__all__ = ["connect", "DataFileError", "explain", "fill_blob", "put_text", "redacted_chunks"]
 
 
 class DataFileError(sqlite3.OperationalError):
@@ -129,15 +129,34 @@ class _Connection(sqlite3.Connection):
         if not size:
             return
         assert row is not None  # the INSERT above made the row
+        self.fill_blob(table, column, row, (text[start:start + _PIECE].encode() for start in pieces))
+
+    def fill_blob(self, table: str, column: str, row: int, chunks: Iterable[bytes]) -> None:
+        """Write ``chunks`` into the ``zeroblob`` the row ``row`` of ``table``
+        holds in ``column``, one after the other (incremental blob I/O: a chunk
+        at a time goes through the page cache, never the whole value). The
+        chunks must add up to the blob's size: they are already redacted
+        (``redacted_chunks``); a blob is written as it is."""
         try:
             with self.blobopen(table, column, row) as blob:
-                for start in pieces:
-                    blob.write(text[start:start + _PIECE].encode())
+                for chunk in chunks:
+                    blob.write(chunk)
         except sqlite3.DatabaseError as exc:
             failure = self._fail(exc)
             if failure is exc:
                 raise
             raise failure from exc
+
+
+def redacted_chunks(pieces: Iterable[str]) -> Iterator[bytes]:
+    """``redact`` of the pieces joined, as UTF-8 ``bytes`` of at most
+    ``_PIECE`` characters each: a text made a piece at a time (a canonical
+    form of 10 MB of arguments) stored through ``fill_blob`` with no ``str``
+    of all of it, redacted exactly as one bound parameter would be. Called
+    twice, it yields the same bytes (once to size the ``zeroblob``, once to fill it)."""
+    for text in redact_pieces(pieces):
+        for start in range(0, len(text), _PIECE):
+            yield text[start:start + _PIECE].encode()
 
 
 #: How much of a large text ``put_text`` encodes and writes at once.
@@ -148,6 +167,12 @@ def put_text(db: sqlite3.Connection, table: str, key: Mapping[str, Any], column:
     """``_Connection.put_text`` for a connection typed as sqlite's own."""
     assert isinstance(db, _Connection)
     db.put_text(table, key, column, text)
+
+
+def fill_blob(db: sqlite3.Connection, table: str, column: str, row: int, chunks: Iterable[bytes]) -> None:
+    """``_Connection.fill_blob`` for a connection typed as sqlite's own."""
+    assert isinstance(db, _Connection)
+    db.fill_blob(table, column, row, chunks)
 
 
 def connect(path: Path, synchronous: str = "NORMAL") -> sqlite3.Connection:
