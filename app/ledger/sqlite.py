@@ -42,12 +42,19 @@ CREATE TABLE IF NOT EXISTS ledger (
     owner TEXT NOT NULL,             -- host:pid of the claiming process
     fence INTEGER NOT NULL DEFAULT 1 -- bumped by every re-claim (a cancelled read-only call)
 );
+-- a claim's arguments (canonical JSON, UTF-8) since they are written a piece
+-- at a time; ledger.arguments is then ''
+CREATE TABLE IF NOT EXISTS ledger_arguments (
+    key TEXT PRIMARY KEY,
+    arguments BLOB NOT NULL
+);
 """
 
-#: A row as entries read it. ``arguments`` is written as a BLOB of the UTF-8
-#: canonical JSON (``_insert``); a row claimed before that is TEXT. The cast
-#: reads both as the same text.
-_ROW = ", ".join("CAST(arguments AS TEXT) AS arguments" if name == "arguments" else name for name in ENTRY_FIELDS)
+#: A row as entries read it: the arguments from ``ledger_arguments`` where a
+#: claim wrote them there (``_insert``), else from the row (a claim written
+#: before, or by another tool). The cast reads the BLOB as the text it is.
+_ROW = ", ".join("COALESCE((SELECT CAST(a.arguments AS TEXT) FROM ledger_arguments AS a WHERE a.key = ledger.key), "
+                 "ledger.arguments) AS arguments" if name == "arguments" else name for name in ENTRY_FIELDS)
 
 
 class SqliteLedger:
@@ -115,11 +122,14 @@ class SqliteLedger:
 
     def _insert(self, key: str, conversation: str, turn: int, tool: str, arguments: dict[str, Any], occurrence: int,
                 size: int) -> bool:
-        """The claim's row, its arguments' canonical JSON written into it a
-        piece at a time (``fill_blob``): bound as one parameter, a 10 MB
-        argument was a 10 MB string here and two more copies inside sqlite.
-        One transaction, so the claim is committed with its arguments or not
-        at all; False when the key is already claimed."""
+        """The claim's row, and its arguments' canonical JSON written a piece
+        at a time (``fill_blob``) into a row of ``ledger_arguments``. Bound as
+        one parameter, a 10 MB argument was a 10 MB string here and two more
+        copies inside sqlite; kept in the claim's own row, sqlite would also
+        materialise the ``zeroblob`` (it is not the record's last column) and
+        ``finish`` would read and rewrite all of it to set the state. One
+        transaction, so the claim is committed with its arguments or not at
+        all; False when the key is already claimed."""
         with self._lock:
             return self._insert_locked(key, conversation, turn, tool, arguments, occurrence, size)
 
@@ -128,13 +138,16 @@ class SqliteLedger:
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
-            cursor = db.execute(
+            db.execute(
                 "INSERT INTO ledger (key, conversation, turn, tool, arguments, occurrence, state, claimed_at, "
-                "owner, fence) VALUES (?, ?, ?, ?, zeroblob(?), ?, 'claimed', ?, ?, 1)",
-                (key, conversation, turn, tool, size, occurrence, time.time(), this_owner()))
+                "owner, fence) VALUES (?, ?, ?, ?, '', ?, 'claimed', ?, ?, 1)",
+                (key, conversation, turn, tool, occurrence, time.time(), this_owner()))
+            cursor = db.execute("INSERT OR REPLACE INTO ledger_arguments (key, arguments) VALUES (?, zeroblob(?))",
+                                (key, size))
             if size:
                 assert cursor.lastrowid is not None  # the INSERT made the row
-                fill_blob(db, "ledger", "arguments", cursor.lastrowid, redacted_chunks(canonical_pieces(arguments)))
+                fill_blob(db, "ledger_arguments", "arguments", cursor.lastrowid,
+                          redacted_chunks(canonical_pieces(arguments)))
             db.execute("COMMIT")
         except sqlite3.IntegrityError:
             db.execute("ROLLBACK")
