@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..files.dbfile import DataFileError, connect, fill_blob, redacted_chunks
+from ..files.dbfile import DataFileError, connect, fill_blob, hand_back, redacted_chunks
 from ..files.owners import alive, this_owner
 from .claim import Claim
 from .keys import canonical_pieces
@@ -66,6 +66,8 @@ class SqliteLedger:
         #: a transaction of several statements (``_insert``): another thread's
         #: statement in between would join it (and a rollback would take it).
         self._lock = threading.RLock()
+        # its statements read a row or two; a claim's arguments pass through the cache once, as they are written
+        self._db.execute("PRAGMA cache_size=-256")
         self._db.executescript(_SCHEMA)
         columns = {row["name"] for row in self._db.execute("PRAGMA table_info(ledger)")}
         if "fence" not in columns:  # a ledger written before fence tokens
@@ -149,6 +151,7 @@ class SqliteLedger:
                 fill_blob(db, "ledger_arguments", "arguments", cursor.lastrowid,
                           redacted_chunks(canonical_pieces(arguments)))
             db.execute("COMMIT")
+            hand_back(db, size)
         except sqlite3.IntegrityError:
             db.execute("ROLLBACK")
             return False
