@@ -176,7 +176,8 @@ def test_a_line_of_megabytes_reads_as_the_same_events_however_it_is_cut(
     (``_feed_long``): the events are those of the same chunks decoded whole."""
     value = (unit * (sse._HUGE // len(unit.encode()) + 7)).encode()
     # the stream's first 512 characters are read as text (its head is kept for errors), as every real one does
-    stream = (b": " + b"h" * 600 + b"\n" + before + b"data: " + value + ending + (b"data:tail" + ending if other else b"") + ending
+    tail = b"data:tail" + ending if other else b""
+    stream = (b": " + b"h" * 600 + b"\n" + before + b"data: " + value + ending + tail + ending
               + b"data: next" + ending + ending)
     points = sorted({min(c, len(stream)) for c in cuts})
     chunks = [stream[a:b] for a, b in zip([0, *points], [*points, len(stream)], strict=True)]

@@ -187,7 +187,8 @@ class SqliteLedger:
         return None if row is None else self._entry(row)
 
     def entries(self, conversation: str | None = None) -> list[dict[str, Any]]:
-        sql = f"SELECT {_ROW} FROM ledger" + (" WHERE conversation = ?" if conversation else "") + " ORDER BY claimed_at"
+        where = " WHERE conversation = ?" if conversation else ""
+        sql = f"SELECT {_ROW} FROM ledger{where} ORDER BY claimed_at"
         with self._lock:
             rows = self._db.execute(sql, (conversation,) if conversation else ()).fetchall()
         return [self._entry(row) for row in rows]
