@@ -231,8 +231,11 @@ class SSEDecoder:
                 return events
             # the line with its own line end (a CR before an LF is one line end: _feed_text pairs them)
             after = stop + 2 if data[stop : stop + 2] == b"\r\n" else stop + 1
-            if (stop - start >= _SMALL and not self._heading and not self._skip_lf and after - stop == 1 + (
+            if (stop - start >= _SMALL and not self._skip_lf and after - stop == 1 + (
                     data[stop] == 13) and data.startswith(b"data: ", start)):  # a lone CR ending it: _feed_text
+                if self._heading:  # the head is text: the line's first characters, as _feed_text keeps them
+                    self._start(str(region[start : start + 4 * 512], "utf-8", "ignore"))
+                    self._heading = len(self.head) < 512
                 self._data_line(str(region[start + 6 : stop], "utf-8", "replace"))
             else:
                 events.extend(self._feed_text(str(region[start:after], "utf-8", "replace")))
