@@ -24,7 +24,7 @@ command tool from the config, the arguments piped to a program that counts
 them; a tool of an MCP server, ``tests/mcp_fixture.py`` over stdio), each
 at ``--matrix-mb`` sizes (10 and 1 MB) in 16-character fragments
 (``--matrix-fragment``): bytes of peak RSS per argument byte above the same
-cell's 1 KB call (target ≤ 4). ``--quick`` runs the table at 1 MB only;
+cell's 1 KB call (target ≤ 4), then each cell's peaks in MiB. ``--quick`` runs the table at 1 MB only;
 ``--no-matrix`` skips it.
 """
 
@@ -224,6 +224,7 @@ def main() -> int:
 def path_table(sizes: list[float], fragment: int, dialects: list[str], kinds: list[str]) -> None:
     """Bytes of peak RSS per argument byte, above each cell's own 1 KB call, for every dialect × tool kind."""
     cells: dict[tuple[str, str], list[float]] = {}
+    peaks: dict[tuple[str, str], list[float]] = {}  # MiB: the 1 KB reference, then each size
     with tempfile.TemporaryDirectory(prefix="callstream-bench-memory-") as tmp:
         work = Path(tmp)
         for dialect in dialects:
@@ -232,10 +233,13 @@ def path_table(sizes: list[float], fragment: int, dialects: list[str], kinds: li
                 base.mkdir()
                 small = run_ask(1_000, fragment, base, dialect, kind)
                 row = []
+                mibs = [small["rss"] / (1 << 20)]
                 for mb in sizes:
                     big = run_ask(int(mb * 1_000_000), fragment, base, dialect, kind)
                     row.append((big["rss"] - small["rss"]) / big["args"])
+                    mibs.append(big["rss"] / (1 << 20))
                 cells[(dialect, kind)] = row
+                peaks[(dialect, kind)] = mibs
                 print(f"  {dialect} × {kind}: " + ", ".join(f"{v:.1f}" for v in row), file=sys.stderr, flush=True)
     print()
     print(f"Peak RSS per argument byte (B/B) above the same path's 1 KB call, `callstream ask`, "
@@ -249,6 +253,14 @@ def path_table(sizes: list[float], fragment: int, dialects: list[str], kinds: li
         worst = max([worst, *values])
         print(f"| {dialect} | " + " | ".join(f"{v:.1f}" + ("" if v <= 4 else " **miss**") for v in values) + " |")
     print(f"\nworst cell {worst:.1f} B/B (target ≤ 4): {'pass' if worst <= 4 else '**miss**'}")
+    print()
+    print("Peak RSS (MiB) of each cell's runs: the 1 KB reference, then " + ", ".join(f"{mb:g} MB" for mb in sizes))
+    print()
+    print("| dialect | " + " | ".join(kinds) + " |")
+    print("|---|" + "---|" * len(kinds))
+    for dialect in dialects:
+        print(f"| {dialect} | " + " | ".join(" → ".join(f"{v:.0f}" for v in peaks[(dialect, kind)]) for kind in kinds)
+              + " |")
 
 
 if __name__ == "__main__":

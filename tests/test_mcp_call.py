@@ -74,3 +74,13 @@ def test_mcp_call_unknown_tool_lists_the_servers_tools(fx: Path, capsys: pytest.
     assert main(["mcp", "call", "fx", "nosuch"]) != 0
     err = capsys.readouterr().err
     assert "offers no tool 'nosuch'" in err and "lookup" in err
+
+
+def test_mcp_call_arguments_of_many_pieces_reach_the_server_as_they_were(fx: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """The stdio writer sends a message as JSON 64 KB at a time (``transports.bounded_stdio``):
+    escapes, characters beyond the BMP and the cuts between pieces arrive as the one string."""
+    q = 'otters "swim"\\ é😀\n' * 12_000
+    assert main(["mcp", "call", "fx", "lookup", json.dumps({"q": q}), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["state"] == "ran" and out["result"] == f"found: {q}"

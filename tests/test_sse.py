@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app.stream import sse
 from app.stream.sse import SSEDecoder, SSEEvent
 
 
@@ -163,3 +164,30 @@ def test_the_line_limit_counts_bytes_and_stops_at_the_same_line_however_the_body
 def test_lines_before_a_line_over_the_limit_in_one_chunk_are_still_read() -> None:
     body = b"data: a\n\ndata: b\n\ndata: " + b"y" * 500 + b"\n\n"
     assert _limited(body, [], 100) == (["a", "b"], "an SSE line longer than 100 bytes")
+
+
+@settings(max_examples=25, deadline=None)
+@given(ending=st.sampled_from([b"\n", b"\r\n", b"\r"]), unit=st.sampled_from(["ab", "é😀", 'x"\\']),
+       before=st.sampled_from([b"", b"event: e\ndata: a\n\n", b": c\r\n"]),
+       cuts=st.lists(st.integers(0, 1_200_000), max_size=6), other=st.booleans())
+def test_a_line_of_megabytes_reads_as_the_same_events_however_it_is_cut(
+        ending: bytes, unit: str, before: bytes, cuts: list[int], other: bool) -> None:
+    """A ``data:`` line over ``_HUGE`` bytes is decoded straight from the bytes
+    (``_feed_long``): the events are those of the same chunks decoded whole."""
+    value = (unit * (sse._HUGE // len(unit.encode()) + 7)).encode()
+    tail = b"data:tail" + ending if other else b""
+    stream = (before + b"data: " + value + ending + tail + ending
+              + b"data: next" + ending + ending)
+    points = sorted({min(c, len(stream)) for c in cuts})
+    chunks = [stream[a:b] for a, b in zip([0, *points], [*points, len(stream)], strict=True)]
+    huge, sse._HUGE = sse._HUGE, 1 << 62  # the reference: every line decoded whole, then split
+    try:
+        expected = decode(*chunks)
+    finally:
+        sse._HUGE = huge
+    assert decode(*chunks) == expected
+    assert decode(stream) == expected
+    assert [e.data for e in expected][-2:] == [value.decode() + ("\ntail" if other else ""), "next"]
+    decoder = SSEDecoder()
+    decoder.feed(stream)
+    assert decoder.head == (before.decode() + "data: " + value.decode())[:512]  # what an error names

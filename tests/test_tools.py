@@ -203,3 +203,12 @@ def test_every_prefix_of_a_real_call_fails_or_differs(path: Path) -> None:
             assert early != final, (path.name, cut)
             outcomes["schema" if schema_problems(schema, early) else "different"] += 1
         assert sum(outcomes.values()) >= len(raw.rstrip()) - 1
+
+
+def test_a_ticket_body_of_megabytes_is_stored_as_it_was_written(tools, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The body goes in a piece at a time (``dbfile.put_text``) and reads back as the text it was."""
+    body = 'Where is it? "é😀" \\ \n' * 60_000
+    args = {"order_id": "A-1042", "subject": "Late", "body": body}
+    ticket = json.loads(run(tools["create_ticket"], args, key="big"))["ticket"]
+    stored = {t["ticket_id"]: t for t in SupportStore(tmp_path / "support.db").tickets()}
+    assert stored[ticket]["body"] == body and stored[ticket]["subject"] == "Late"

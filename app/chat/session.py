@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from ..files.heap import return_big_blocks
 from ..ledger import Ledger, conversation_scope
 from ..net.endpoint import Endpoint
 from ..net.stream import CancelledWithTurn, Recorder, RequestFailed, Timeouts, stream_once
@@ -218,6 +219,7 @@ class ChatSession:
 
     async def send(self, text: str, attachments: Sequence[Attachment] = ()) -> ExchangeDone:
         ready = ready_for(self.endpoint.dialect, attachments, self.history)  # refused: nothing stored or sent
+        return_big_blocks()  # a reply may carry a call of many megabytes: its buffers go back when freed
         self._catch_up()
         self.history.append(User(text, ready))
         self._mark("user", text=text)

@@ -11,12 +11,12 @@ documentation gives for English text and JSON. With no count at all, the whole p
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..stream.history import Assistant, Entry, ToolResult, ToolSpec, User
+from ..stream.jsonwrite import text_size
 from ..stream.usage import Usage
 
 __all__ = ["Room", "CHARS_PER_TOKEN", "WARN_AT", "estimate_tokens", "next_request", "room_words"]
@@ -55,11 +55,11 @@ def estimate_tokens(entries: Iterable[Entry], system: str | None = None, tools: 
             chars += len(entry.text)
         elif isinstance(entry, Assistant):
             chars += len(entry.text) + len(entry.note or "")
-            chars += sum(len(c.name) + len(json.dumps(c.arguments)) for c in entry.calls)
+            chars += sum(len(c.name) + text_size(c.arguments) for c in entry.calls)
         elif isinstance(entry, ToolResult):
             chars += len(entry.content) + len(entry.name)
     for spec in tools:
-        chars += len(spec.name) + len(spec.description) + len(json.dumps(spec.parameters))
+        chars += len(spec.name) + len(spec.description) + text_size(spec.parameters)
     return -(-chars // CHARS_PER_TOKEN)
 
 

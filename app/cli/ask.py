@@ -312,8 +312,10 @@ def run_ask(prompt: str, provider: str | None = None, model: str | None = None, 
         print("callstream: ask needs a prompt (an argument, or - to read it from stdin)", file=err)
         return 2
     from ..files.attach import AttachError
+    from ..files.heap import return_big_blocks
     from ..settings.checks import ConfigError
 
+    return_big_blocks()  # before any thread starts: every one of them shares the arenas it bounds
     try:
         return asyncio.run(_ask(prompt, provider, model, base_url, conversation, as_json, no_tools, out, err,
                                 system, role, markdown, approve, verbose, compact, max_cost, attachments,

@@ -16,7 +16,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-from ..files.dbfile import connect
+from ..files.dbfile import connect, hand_back, put_text
 
 __all__ = ["SupportStore"]
 
@@ -47,10 +47,16 @@ CREATE TABLE IF NOT EXISTS orders (
     order_id TEXT PRIMARY KEY, customer_id INTEGER NOT NULL REFERENCES customers(id), status TEXT NOT NULL,
     placed TEXT NOT NULL, total_cents INTEGER NOT NULL, currency TEXT NOT NULL, items TEXT NOT NULL,
     carrier TEXT, tracking TEXT);
+-- the body last: a zeroblob that ends its record is never materialised (SupportStore.create_ticket)
 CREATE TABLE IF NOT EXISTS tickets (
-    ticket_id TEXT PRIMARY KEY, order_id TEXT, customer TEXT, subject TEXT NOT NULL, body TEXT NOT NULL,
-    priority TEXT NOT NULL, status TEXT NOT NULL, created TEXT NOT NULL, idempotency_key TEXT UNIQUE);
+    ticket_id TEXT PRIMARY KEY, order_id TEXT, customer TEXT, subject TEXT NOT NULL,
+    priority TEXT NOT NULL, status TEXT NOT NULL, created TEXT NOT NULL, idempotency_key TEXT UNIQUE,
+    body TEXT NOT NULL);
 """
+
+#: A ticket as it is read: the body is written as a BLOB of its UTF-8 (``put_text``), read as text.
+_TICKET = ("ticket_id, order_id, customer, subject, CAST(body AS TEXT) AS body, priority, status, created, "
+           "idempotency_key")
 
 
 class SupportStore:
@@ -142,7 +148,7 @@ class SupportStore:
         return None if row is None else self._order(row)
 
     def tickets(self) -> list[dict[str, Any]]:
-        return [dict(r) for r in self._db.execute("SELECT * FROM tickets ORDER BY ticket_id")]
+        return [dict(r) for r in self._db.execute(f"SELECT {_TICKET} FROM tickets ORDER BY ticket_id")]
 
     # -- the one write -------------------------------------------------------
 
@@ -158,11 +164,16 @@ class SupportStore:
                         "priority": existing["priority"], "replayed": True}
             last = db.execute("SELECT MAX(CAST(SUBSTR(ticket_id, 3) AS INTEGER)) FROM tickets").fetchone()[0]
             ticket = f"T-{(last or 10000) + 1}"
-            db.execute("INSERT INTO tickets VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       (ticket, order_id, customer, subject, body, priority, "open", self.today.isoformat(),
-                        idempotency_key))
+            # the body (a 10 MB one, as a model may write) written a piece at a time: bound as a
+            # parameter, sqlite would copy it twice while the call's arguments still hold it (a file
+            # made before the body was the table's last column materialises the zeroblob once)
+            put_text(db, "tickets", {"ticket_id": ticket, "order_id": order_id, "customer": customer,
+                                     "subject": subject, "priority": priority, "status": "open",
+                                     "created": self.today.isoformat(), "idempotency_key": idempotency_key},
+                     "body", body)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
+        hand_back(db, len(body))
         return {"ticket": ticket, "order_id": order_id, "status": "open", "priority": priority}

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..stream.redact import redact
+from ..stream.redact import redact, redact_pieces
 
-__all__ = ["connect", "DataFileError", "explain", "put_text"]
+__all__ = ["connect", "DataFileError", "explain", "fill_blob", "hand_back", "put_text", "redacted_chunks"]
 
 
 class DataFileError(sqlite3.OperationalError):
@@ -129,25 +129,71 @@ class _Connection(sqlite3.Connection):
         if not size:
             return
         assert row is not None  # the INSERT above made the row
+        self.fill_blob(table, column, row, (text[start:start + _PIECE].encode() for start in pieces))
+
+    def fill_blob(self, table: str, column: str, row: int, chunks: Iterable[bytes]) -> None:
+        """Write ``chunks`` into the ``zeroblob`` the row ``row`` of ``table``
+        holds in ``column``, one after the other (incremental blob I/O: a chunk
+        at a time goes through the page cache, never the whole value). The
+        chunks must add up to the blob's size: they are already redacted
+        (``redacted_chunks``); a blob is written as it is."""
         try:
             with self.blobopen(table, column, row) as blob:
-                for start in pieces:
-                    blob.write(text[start:start + _PIECE].encode())
+                for chunk in chunks:
+                    blob.write(chunk)
+                size = len(blob)
+            self.hand_back(size)
         except sqlite3.DatabaseError as exc:
             failure = self._fail(exc)
             if failure is exc:
                 raise
             raise failure from exc
 
+    def hand_back(self, written: int) -> None:
+        """After ``written`` bytes went through this connection outside a
+        transaction: the pages they passed stay in its cache (up to 2 MB a
+        file) until the connection closes, and the store, the ledger and the
+        support store each keeping theirs cost a 1 MB call three times its
+        size. Handed back once a big value is written, one cache is full at a
+        time. A transaction still open hands back at its caller's end."""
+        if written >= _SHRINK_FROM and not self.in_transaction:
+            super().execute("PRAGMA shrink_memory")
+
+
+def redacted_chunks(pieces: Iterable[str]) -> Iterator[bytes]:
+    """``redact`` of the pieces joined, as UTF-8 ``bytes`` of at most
+    ``_PIECE`` characters each: a text made a piece at a time (a canonical
+    form of 10 MB of arguments) stored through ``fill_blob`` with no ``str``
+    of all of it, redacted exactly as one bound parameter would be. Called
+    twice, it yields the same bytes (once to size the ``zeroblob``, once to fill it)."""
+    for text in redact_pieces(pieces, window=_PIECE * 4):
+        for start in range(0, len(text), _PIECE):
+            yield text[start:start + _PIECE].encode()
+
 
 #: How much of a large text ``put_text`` encodes and writes at once.
 _PIECE = 1 << 16
+
+#: A blob this large hands its pages back to sqlite's allocator once written (``fill_blob``).
+_SHRINK_FROM = 1 << 18
 
 
 def put_text(db: sqlite3.Connection, table: str, key: Mapping[str, Any], column: str, text: str) -> None:
     """``_Connection.put_text`` for a connection typed as sqlite's own."""
     assert isinstance(db, _Connection)
     db.put_text(table, key, column, text)
+
+
+def hand_back(db: sqlite3.Connection, written: int) -> None:
+    """``_Connection.hand_back`` for a connection typed as sqlite's own."""
+    assert isinstance(db, _Connection)
+    db.hand_back(written)
+
+
+def fill_blob(db: sqlite3.Connection, table: str, column: str, row: int, chunks: Iterable[bytes]) -> None:
+    """``_Connection.fill_blob`` for a connection typed as sqlite's own."""
+    assert isinstance(db, _Connection)
+    db.fill_blob(table, column, row, chunks)
 
 
 def connect(path: Path, synchronous: str = "NORMAL") -> sqlite3.Connection:

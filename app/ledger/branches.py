@@ -13,7 +13,7 @@ import json
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from .keys import canonical_json
+from .keys import canonical_digest
 from .protocol import Ledger
 
 __all__ = ["ran_elsewhere", "ran_on_path", "Lineage"]
@@ -24,16 +24,18 @@ Lineage = Sequence[tuple[str, Collection[int]]]
 
 
 def _same_arguments(stored: Any, wanted: str) -> bool:
+    """Whether a stored entry's arguments are ``wanted`` (a ``canonical_digest``):
+    digests are compared, so neither side is written out whole as a string."""
     try:
-        value = json.loads(stored) if isinstance(stored, str) else stored
-        return canonical_json(value) == wanted
+        value = json.loads(stored) if isinstance(stored, str | bytes) else stored
+        return canonical_digest(value) == wanted
     except (TypeError, ValueError):
         return False
 
 
 def ran_elsewhere(ledger: Ledger, lineage: Lineage, tool: str, arguments: dict[str, Any]) -> list[dict[str, Any]]:
     """Entries (oldest claim first) for this call on another branch."""
-    wanted = canonical_json(arguments)
+    wanted = canonical_digest(arguments)
     found: list[dict[str, Any]] = []
     for conversation, ours in lineage:
         for entry in ledger.entries(conversation):
@@ -48,7 +50,7 @@ def ran_on_path(ledger: Ledger, lineage: Lineage, tool: str, arguments: dict[str
     continued (an earlier turn of this line of conversation, or one a fork
     copied), other than ``this_turn`` (conversation, turn) itself — where the
     key, not this, keeps a retried call to once."""
-    wanted = canonical_json(arguments)
+    wanted = canonical_digest(arguments)
     found: list[dict[str, Any]] = []
     for conversation, ours in lineage:
         for entry in ledger.entries(conversation):

@@ -19,12 +19,13 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Iterator
 from typing import Any
 
 from ..stream.jsonwrite import pieces
 from ..stream.limits import check_depth
 
-__all__ = ["canonical_digest", "canonical_json", "conversation_scope", "idempotency_key"]
+__all__ = ["canonical_digest", "canonical_json", "canonical_pieces", "conversation_scope", "idempotency_key"]
 
 
 def _number(value: float) -> int | float:
@@ -57,12 +58,19 @@ def canonical_json(value: Any) -> str:
                       allow_nan=False)
 
 
+def canonical_pieces(value: Any) -> Iterator[str]:
+    """``canonical_json(value)`` as pieces of bounded size (``jsonwrite.pieces``):
+    what a ledger stores and hashes without a string of a 10 MB argument's size.
+    The depth is checked before the first piece comes out."""
+    return pieces(_canon(check_depth(value)))
+
+
 def canonical_digest(value: Any) -> str:
     """sha256 (hex) of ``canonical_json(value)``, hashed as it is written: a
     10 MB argument costs no 10 MB string to name it."""
     digest = hashlib.sha256()
     update = digest.update
-    for piece in pieces(_canon(check_depth(value))):
+    for piece in canonical_pieces(value):
         update(piece.encode())
     return digest.hexdigest()
 

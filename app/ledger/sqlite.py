@@ -13,14 +13,15 @@ process is alive (its lease is its life: one machine can ask the kernel).
 from __future__ import annotations
 
 import sqlite3
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from ..files.dbfile import DataFileError, connect
+from ..files.dbfile import DataFileError, connect, fill_blob, hand_back, redacted_chunks
 from ..files.owners import alive, this_owner
 from .claim import Claim
-from .keys import canonical_json
+from .keys import canonical_pieces
 from .protocol import ENTRY_FIELDS, LedgerUnavailable
 
 __all__ = ["SqliteLedger"]
@@ -41,7 +42,19 @@ CREATE TABLE IF NOT EXISTS ledger (
     owner TEXT NOT NULL,             -- host:pid of the claiming process
     fence INTEGER NOT NULL DEFAULT 1 -- bumped by every re-claim (a cancelled read-only call)
 );
+-- a claim's arguments (canonical JSON, UTF-8) since they are written a piece
+-- at a time; ledger.arguments is then ''
+CREATE TABLE IF NOT EXISTS ledger_arguments (
+    key TEXT PRIMARY KEY,
+    arguments BLOB NOT NULL
+);
 """
+
+#: A row as entries read it: the arguments from ``ledger_arguments`` where a
+#: claim wrote them there (``_insert``), else from the row (a claim written
+#: before, or by another tool). The cast reads the BLOB as the text it is.
+_ROW = ", ".join("COALESCE((SELECT CAST(a.arguments AS TEXT) FROM ledger_arguments AS a WHERE a.key = ledger.key), "
+                 "ledger.arguments) AS arguments" if name == "arguments" else name for name in ENTRY_FIELDS)
 
 
 class SqliteLedger:
@@ -49,6 +62,12 @@ class SqliteLedger:
         self.path = path
         self.where = str(path)
         self._db = connect(path, synchronous="FULL")  # a claim survives power loss once committed
+        #: The connection is shared by the dispatcher's threads, and a claim is
+        #: a transaction of several statements (``_insert``): another thread's
+        #: statement in between would join it (and a rollback would take it).
+        self._lock = threading.RLock()
+        # its statements read a row or two; a claim's arguments pass through the cache once, as they are written
+        self._db.execute("PRAGMA cache_size=-256")
         self._db.executescript(_SCHEMA)
         columns = {row["name"] for row in self._db.execute("PRAGMA table_info(ledger)")}
         if "fence" not in columns:  # a ledger written before fence tokens
@@ -70,16 +89,13 @@ class SqliteLedger:
     def _claim(self, key: str, conversation: str, turn: int, tool: str, arguments: dict[str, Any], occurrence: int,
                retry_cancelled: bool, wait: float) -> Claim:
         deadline = time.monotonic() + wait
+        size = sum(map(len, redacted_chunks(canonical_pieces(arguments))))
         while True:
-            try:
-                self._db.execute(
-                    "INSERT INTO ledger (key, conversation, turn, tool, arguments, occurrence, state, claimed_at, "
-                    "owner, fence) VALUES (?, ?, ?, ?, ?, ?, 'claimed', ?, ?, 1)",
-                    (key, conversation, turn, tool, canonical_json(arguments), occurrence, time.time(), this_owner()))
+            if self._insert(key, conversation, turn, tool, arguments, occurrence, size):
                 return Claim(key, "claimed", fence=1)
-            except sqlite3.IntegrityError:
-                pass
-            row = self._db.execute("SELECT * FROM ledger WHERE key = ?", (key,)).fetchone()
+            with self._lock:
+                row = self._db.execute("SELECT state, result, is_error, fence, owner FROM ledger WHERE key = ?",
+                                       (key,)).fetchone()
             if row is None:
                 continue  # removed between the two statements: try again
             state = row["state"]
@@ -89,10 +105,11 @@ class SqliteLedger:
                 return Claim(key, "unknown", row["result"], True, row["fence"])
             if state == "cancelled":
                 if retry_cancelled:
-                    taken = self._db.execute(
-                        "UPDATE ledger SET state = 'claimed', claimed_at = ?, owner = ?, result = NULL, "
-                        "fence = fence + 1 WHERE key = ? AND state = 'cancelled' RETURNING fence",
-                        (time.time(), this_owner(), key)).fetchone()
+                    with self._lock:
+                        taken = self._db.execute(
+                            "UPDATE ledger SET state = 'claimed', claimed_at = ?, owner = ?, result = NULL, "
+                            "fence = fence + 1 WHERE key = ? AND state = 'cancelled' RETURNING fence",
+                            (time.time(), this_owner(), key)).fetchone()
                     if taken is not None:
                         return Claim(key, "claimed", fence=taken[0])
                     continue
@@ -105,14 +122,54 @@ class SqliteLedger:
                 return Claim(key, "elsewhere", fence=row["fence"], holder=owner)
             time.sleep(0.05)
 
+    def _insert(self, key: str, conversation: str, turn: int, tool: str, arguments: dict[str, Any], occurrence: int,
+                size: int) -> bool:
+        """The claim's row, and its arguments' canonical JSON written a piece
+        at a time (``fill_blob``) into a row of ``ledger_arguments``. Bound as
+        one parameter, a 10 MB argument was a 10 MB string here and two more
+        copies inside sqlite; kept in the claim's own row, sqlite would also
+        materialise the ``zeroblob`` (it is not the record's last column) and
+        ``finish`` would read and rewrite all of it to set the state. One
+        transaction, so the claim is committed with its arguments or not at
+        all; False when the key is already claimed."""
+        with self._lock:
+            return self._insert_locked(key, conversation, turn, tool, arguments, occurrence, size)
+
+    def _insert_locked(self, key: str, conversation: str, turn: int, tool: str, arguments: dict[str, Any],
+                       occurrence: int, size: int) -> bool:
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute(
+                "INSERT INTO ledger (key, conversation, turn, tool, arguments, occurrence, state, claimed_at, "
+                "owner, fence) VALUES (?, ?, ?, ?, '', ?, 'claimed', ?, ?, 1)",
+                (key, conversation, turn, tool, occurrence, time.time(), this_owner()))
+            cursor = db.execute("INSERT OR REPLACE INTO ledger_arguments (key, arguments) VALUES (?, zeroblob(?))",
+                                (key, size))
+            if size:
+                assert cursor.lastrowid is not None  # the INSERT made the row
+                fill_blob(db, "ledger_arguments", "arguments", cursor.lastrowid,
+                          redacted_chunks(canonical_pieces(arguments)))
+            db.execute("COMMIT")
+            hand_back(db, size)
+        except sqlite3.IntegrityError:
+            db.execute("ROLLBACK")
+            return False
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        return True
+
     def finish(self, key: str, state: str, result: str, is_error: bool, *, fence: int) -> bool:
         """Record a claimed call's result; a file that cannot take it is
         ``LedgerUnavailable``, which the card reports (never a silent ``unknown``)."""
         try:
-            cursor = self._db.execute(
-                "UPDATE ledger SET state = ?, result = ?, is_error = ?, finished_at = ? "
-                "WHERE key = ? AND fence = ? AND state = 'claimed'",
-                (state, result, int(is_error), time.time(), key, fence))
+            with self._lock:
+                cursor = self._db.execute(
+                    "UPDATE ledger SET state = ?, result = ?, is_error = ?, finished_at = ? "
+                    "WHERE key = ? AND fence = ? AND state = 'claimed'",
+                    (state, result, int(is_error), time.time(), key, fence))
         except DataFileError as exc:
             raise LedgerUnavailable(str(exc)) from None
         return cursor.rowcount == 1
@@ -125,10 +182,13 @@ class SqliteLedger:
         return entry
 
     def lookup(self, key: str) -> dict[str, Any] | None:
-        row = self._db.execute("SELECT * FROM ledger WHERE key = ?", (key,)).fetchone()
+        with self._lock:
+            row = self._db.execute(f"SELECT {_ROW} FROM ledger WHERE key = ?", (key,)).fetchone()
         return None if row is None else self._entry(row)
 
     def entries(self, conversation: str | None = None) -> list[dict[str, Any]]:
-        sql = "SELECT * FROM ledger" + (" WHERE conversation = ?" if conversation else "") + " ORDER BY claimed_at"
-        rows = self._db.execute(sql, (conversation,) if conversation else ()).fetchall()
+        where = " WHERE conversation = ?" if conversation else ""
+        sql = f"SELECT {_ROW} FROM ledger{where} ORDER BY claimed_at"
+        with self._lock:
+            rows = self._db.execute(sql, (conversation,) if conversation else ()).fetchall()
         return [self._entry(row) for row in rows]

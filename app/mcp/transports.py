@@ -19,6 +19,7 @@ import json
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any, TextIO
 
+from ..stream.jsonwrite import chunks
 from .wire import DEEP, TAIL, LineCutter, classify, message_id, salvage, unreadable
 
 __all__ = ["bounded_stdio", "bounded_http", "message_cap", "GATEWAY"]
@@ -107,8 +108,13 @@ async def bounded_stdio(params: Any, errlog: TextIO, limit: int,
         try:
             async with write_reader:
                 async for session_message in write_reader:
-                    data = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                    await process.stdin.send((data + "\n").encode())
+                    # the message as Python values (its strings the call's own, not copied), written as
+                    # JSON 64 KB at a time: the SDK's ``model_dump_json`` then ``+ "\n"`` then
+                    # ``.encode()`` made three copies of a 10 MB argument
+                    message = session_message.message.model_dump(mode="json", by_alias=True, exclude_unset=True)
+                    for chunk in chunks(message):
+                        await process.stdin.send(chunk)
+                    await process.stdin.send(b"\n")
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             await read_writer.aclose()
         finally:

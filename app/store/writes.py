@@ -17,7 +17,7 @@ import sqlite3
 import time
 from collections.abc import Iterator, Sequence
 
-from ..files.dbfile import put_text
+from ..files.dbfile import hand_back, put_text
 from ..rules.titles import clean_title
 from ..stream.attachments import Attachment
 from ..stream.blocks import Block, ReasoningBlock, TextBlock, ToolCallBlock, Turn, block_record
@@ -212,6 +212,7 @@ class Writes:
             self._put_prose(conversation, seq, index, block, growing)
             return
         record = block_record(block)
+        written = 0
         with self.transaction():
             check_there(self._db, conversation)
             if isinstance(block, ToolCallBlock):
@@ -226,9 +227,11 @@ class Writes:
                     put_text(self._db, "call_arguments", {"conversation": conversation, "seq": seq, "idx": index},
                              "raw", raw)
                     self._written[key] = mark
+                    written = len(raw)
             self._db.execute("INSERT OR REPLACE INTO blocks (conversation, seq, idx, record) VALUES (?, ?, ?, ?)",
                              (conversation, seq, index, json.dumps(record, ensure_ascii=False)))
             search.put(self._db, conversation, seq, index, search.block_text(block, self.display))
+        hand_back(self._db, written)
 
     def _put_prose(self, conversation: str, seq: int, index: int, block: TextBlock | ReasoningBlock,
                    growing: bool) -> None:

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from json.encoder import encode_basestring
 from typing import Any
 
-__all__ = ["PIECE", "LazyString", "pieces", "chunks", "encoded_size", "encode", "plain"]
+__all__ = ["PIECE", "LazyString", "pieces", "chunks", "encoded_size", "encode", "plain", "text_size"]
 
 #: The longest piece of a string value yielded at once (characters).
 PIECE = 1 << 16
@@ -140,6 +140,13 @@ def chunks(value: Any) -> Iterator[bytes]:
 def encoded_size(value: Any) -> int:
     """How many bytes ``chunks(value)`` yields (a Content-Length), counted a chunk at a time."""
     return sum(map(len, chunks(value)))
+
+
+def text_size(value: Any) -> int:
+    """How many characters ``pieces(value)`` writes (a size estimate's
+    input), counted a piece at a time: ``len(json.dumps(value))`` of a 10 MB
+    argument makes the 10 MB string to measure it."""
+    return sum(map(len, pieces(value)))
 
 
 def encode(value: Any) -> bytes:

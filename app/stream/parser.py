@@ -23,6 +23,10 @@ __all__ = ["StreamParser", "assemble"]
 #: Frames we are willing to hold back while looking for the dialect.
 _DETECT_LIMIT = 16
 
+#: A frame's text this long is let go of before its events apply (``_frames``).
+_HELD = 1 << 20
+_DROPPED = SSEEvent("message", "", "", None)
+
 
 class StreamParser:
     """One stream (one attempt): bytes in, block updates out.
@@ -138,7 +142,10 @@ class StreamParser:
                 return
         apply = self.assembler.apply
         out = self._events
-        for frame in frames:
+        for at, frame in enumerate(frames):
+            big = len(frame.data) >= _HELD
+            if big:
+                frames[at] = _DROPPED
             try:
                 dialect.frame(frame, out)
             except (TypeError, AttributeError, KeyError, ValueError, IndexError) as exc:
@@ -146,6 +153,10 @@ class StreamParser:
                 # where an object belongs...): the wire is broken, say so
                 out.clear()
                 out.append(StreamMalformed(f"a {dialect.name} frame had an unexpected shape ({type(exc).__name__})"))
+            if big and not any(type(event) is ProviderError for event in out):
+                # a frame of megabytes (a restatement of a call's arguments): its text goes once
+                # decoded, not after its events apply (a call's parse beside it was one copy more)
+                frame = _DROPPED
             if out:
                 for event in out:
                     kind = type(event)

@@ -31,6 +31,10 @@ __all__ = ["SSEDecoder", "SSEEvent"]
 #: A chunk shorter than this is sliced to be decoded; a longer one is read through a memoryview.
 _SMALL = 1 << 16
 
+#: Lines this long in all are read one at a time (``_feed_long``): decoded whole and split, a
+#: 10 MB ``data:`` line was the joined bytes, their text, the split line and its value at once.
+_HUGE = 1 << 20
+
 
 @dataclass(slots=True)
 class SSEEvent:
@@ -120,7 +124,7 @@ class SSEDecoder:
             data = b"".join(partial)
             partial.clear()
             self._partial_size = 0
-        if limit is not None and end > limit:
+        if (limit is not None and end > limit) or end >= _HUGE:
             return self._feed_long(data, end)
         size = len(data)
         if end == size:
@@ -209,10 +213,10 @@ class SSEDecoder:
         return events
 
     def _feed_long(self, data: bytes, end: int) -> list[SSEEvent]:
-        """Whole lines of more than ``max_size`` bytes in all: each is
-        measured in bytes before it is decoded, and one too long stops the
-        decoder (after the lines before it were read)."""
-        assert self.max_size is not None
+        """Whole lines of more than ``max_size`` (or ``_HUGE``) bytes in all:
+        each is measured in bytes before it is decoded, and one too long stops
+        the decoder (after the lines before it were read). A long ``data:``
+        line has its value decoded straight from the bytes (``_data_line``)."""
         rest = data[end:]
         events: list[SSEEvent] = []
         region = memoryview(data)[:end]
@@ -222,18 +226,34 @@ class SSEDecoder:
             nl = data.find(b"\n", start, end)
             cr = data.find(b"\r", start, end)
             stop = nl if cr == -1 or (nl != -1 and nl < cr) else cr
-            if stop - start > limit:
+            if limit is not None and stop - start > limit:
                 self._stop(f"an SSE line longer than {size_words(limit)}")
                 return events
             # the line with its own line end (a CR before an LF is one line end: _feed_text pairs them)
             after = stop + 2 if data[stop : stop + 2] == b"\r\n" else stop + 1
-            events.extend(self._feed_text(str(region[start:after], "utf-8", "replace")))
+            if (stop - start >= _SMALL and not self._skip_lf and after - stop == 1 + (
+                    data[stop] == 13) and data.startswith(b"data: ", start)):  # a lone CR ending it: _feed_text
+                if self._heading:  # the head is text: the line's first characters, as _feed_text keeps them
+                    self._start(str(region[start : start + 4 * 512], "utf-8", "ignore"))
+                    self._heading = len(self.head) < 512
+                self._data_line(str(region[start + 6 : stop], "utf-8", "replace"))
+            else:
+                events.extend(self._feed_text(str(region[start:after], "utf-8", "replace")))
             if self.overflow is not None:
                 return events
             start = after
         if rest:
             self._keep(rest)
         return events
+
+    def _data_line(self, value: str) -> None:
+        """A ``data:`` line's value, what ``_feed_text`` makes of the line
+        (the stream's start and a pending CR already dealt with by the caller)."""
+        self._data_size += len(value) + 1
+        if self.max_size is not None and self._data_size > self.max_size:
+            self._stop(f"an SSE event longer than {size_words(self.max_size)}")
+            return
+        self._data.append(value)
 
     def _keep(self, piece: bytes) -> None:
         """Hold a piece of an unfinished line, unless the line has grown past the limit."""
