@@ -5,7 +5,8 @@ every block of every branch. ``Pages.outline`` reads the path shown (from the
 first entry to a head) as small rows: each entry's number, kind, parent,
 branch and place among its siblings, no text and no block. ``Pages.page``
 reads whole entries (their blocks put back from their records, call buffers
-and prose) for a page of entry numbers, in one bounded query per table. Both
+and prose) for a page of entry numbers, in one bounded query per table;
+``entries`` a long path page by page (the model's history is told from it). Both
 build an entry the one way ``Reads.load`` does (``entries_of``), so a page
 shows what a whole load shows.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from ..stream.attachments import Attachment
@@ -93,6 +94,15 @@ class Pages:
         rows = self._db.execute("SELECT * FROM entries WHERE conversation = ? AND seq IN (SELECT value FROM "
                                 "json_each(?)) ORDER BY seq", (conversation, wanted)).fetchall()
         return entries_of(self._db, conversation, rows, wanted, self._attachments)
+
+
+    def entries(self, conversation: str, seqs: Sequence[int], chunk: int = 256) -> Iterator[StoredEntry]:
+        """The whole entries numbered ``seqs``, in that order, read ``chunk`` at a time: a long path's
+        history is told from them (``history_of``) without holding every block of it at once."""
+        for start in range(0, len(seqs), chunk):
+            wanted = seqs[start:start + chunk]
+            found = {entry.seq: entry for entry in self.page(conversation, wanted)}
+            yield from (found[seq] for seq in wanted if seq in found)
 
 
 def entries_of(db: sqlite3.Connection, conversation: str, rows: list[sqlite3.Row],

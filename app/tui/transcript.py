@@ -183,6 +183,10 @@ class Transcript(VerticalScroll):
     def on_mouse_scroll_down(self) -> None:
         self.window.release()
 
+    def following(self) -> bool:
+        """The view follows new output (at the end, not read further up)."""
+        return self.is_anchored and not self.marker.has_class("-shown") and not self.window.detached
+
     def grew(self) -> None:
         """New output: say so when the user is reading further up."""
         if self.max_scroll_y > 0 and self.scroll_y < self.max_scroll_y - 1:
