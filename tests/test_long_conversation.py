@@ -193,6 +193,7 @@ async def test_a_long_live_sitting_keeps_a_window_and_reads_the_older_exchanges_
         assert on_screen(app, f"Live question {live - 1}: show me order A-{1000 + live - 1}")
         await pilot.press("home")
         await wait_for(pilot, lambda: on_screen(app, "Live question 0: show me order A-1000"), "the first question")
+        await quiet(pilot)
         await pilot.press("end")
         await wait_for(pilot, lambda: on_screen(app, f"Live question {live - 1}: show me order A-{1000 + live - 1}"),
                        "the last question again")
