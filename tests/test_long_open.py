@@ -20,10 +20,10 @@ from tests.long_transcript import write_long
 LONG = HISTORY_AT_OPEN // 3 + 20
 
 
-def _written(exchanges: int) -> str:
+def _written(exchanges: int, branch_at: int = 3) -> str:
     home = data_dir()
     home.mkdir(parents=True, exist_ok=True)
-    return write_long(home / "callstream.db", exchanges, branch_at=3)
+    return write_long(home / "callstream.db", exchanges, branch_at=branch_at)
 
 
 def test_a_long_conversation_opens_shallow_and_reads_its_history_on_first_use() -> None:
@@ -99,5 +99,22 @@ def test_a_message_sent_in_a_long_reopened_conversation_carries_the_whole_path()
         after = runtime.store.load(conversation)
         assert after is not None and after.items[-1].seq > session.stored.items[-1].seq  # type: ignore[union-attr]
         assert history_of(after)[:before] == session.history[:before]
+    finally:
+        runtime.close()
+
+
+def test_a_branch_switch_in_a_long_conversation_reads_no_text_but_its_last_entry() -> None:
+    conversation = _written(LONG, branch_at=LONG - 3)
+    runtime = open_runtime(config=demo_config())
+    try:
+        session = runtime.session(conversation)
+        assert session.stored is not None
+        edited = next(e for e in session.stored.tree if e.branch == "b1" and not hasattr(e, "blocks"))
+        shown = runtime.show(session, edited.seq)
+        assert shown.shallow and not history_read(session)
+        assert [e.branch for e in shown.items][-1] == "b1" and session.branch == "b1"
+        whole = runtime.store.load(conversation, shown.head)
+        assert whole is not None and shown.items[-1] == whole.items[-1]
+        assert session.history == history_of(whole)
     finally:
         runtime.close()
