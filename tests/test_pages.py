@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.store.pages import PAGE_LIMIT
+from app.store.pages import PAGE_LIMIT, outline_of
 from app.store.transcripts import Store
 from app.store.tree import history_of
 from app.tui.window import EXCHANGES_PER_PAGE, paginate
@@ -116,3 +116,13 @@ def test_a_path_read_entry_by_entry_tells_the_history_a_whole_load_tells(store: 
         entry.siblings = whole.items[read.index(entry)].siblings
     assert read == whole.items
     assert history_of(store.entries(whole.id, seqs, chunk=5)) == history_of(whole)
+
+
+def test_the_outline_of_a_loaded_path_is_the_outline_read(store: Store) -> None:
+    for whole in (True, False):
+        loaded = store.load("long0000conversation", whole=whole)
+        assert loaded is not None
+        assert outline_of(loaded.items) == store.outline(loaded.id)
+        edited = next(e for e in loaded.tree if e.branch == "b1")
+        other = store.load(loaded.id, loaded.leaf_under(edited.seq), whole=whole)
+        assert other is not None and outline_of(other.items) == store.outline(other.id, other.head)

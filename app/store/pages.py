@@ -25,7 +25,7 @@ from ..stream.usage import Usage
 from .attachfiles import AttachmentFiles
 from .tree import StoredEntry, StoredTurn, StoredUser, mark_killed
 
-__all__ = ["Pages", "OutlineEntry", "entries_of", "stored_usage", "PAGE_LIMIT"]
+__all__ = ["Pages", "OutlineEntry", "outline_of", "entries_of", "stored_usage", "PAGE_LIMIT"]
 
 #: The most entries one ``page`` call reads (a view asks for a few screens; a bigger ask is a bug).
 PAGE_LIMIT = 2000
@@ -42,6 +42,13 @@ class OutlineEntry:
     branch: str
     #: Its place among the entries that follow the same one (1-based, of how many).
     siblings: tuple[int, int]
+
+
+def outline_of(items: Sequence[StoredEntry]) -> list[OutlineEntry]:
+    """The outline of a path already read (``StoredTree.items``, shallow or whole): what ``outline``
+    reads, without reading it again."""
+    return [OutlineEntry(e.seq, e.kind if isinstance(e, StoredUser) else "turn", e.parent, e.branch, e.siblings)
+            for e in items]
 
 
 class Pages:

@@ -343,8 +343,11 @@ class Transcript(VerticalScroll):
         runtime = self.host.runtime
         if runtime is None or not stored.items:
             return self.render_items(stored.items)
+        from ..store.pages import outline_of
+
         window = self.window
-        window.open(runtime.store, stored.id, stored.head, around, live=stored.items[-1])
+        window.open(runtime.store, stored.id, stored.head, around, live=stored.items[-1],
+                    outline=outline_of(stored.items))
         self.reorder([entry.seq for entry in window.outline], {entry.seq: entry.kind for entry in window.outline})
         last_user = max((i for i, e in enumerate(window.outline) if e.kind == "user"), default=0)
         return exchange_status(runtime.store.page(stored.id, [e.seq for e in window.outline[last_user:]]))
