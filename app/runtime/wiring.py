@@ -169,7 +169,8 @@ class Runtime:
         on opening)."""
         history: list[Entry] | Callable[[], list[Entry]]
         if stored.shallow and path:
-            self.store.fill_last(stored, path)
+            if not stored.items or path[-1] is not stored.items[-1]:  # (the load read the path shown's)
+                self.store.fill_last(stored, path)
             seqs = [entry.seq for entry in path]
 
             def read() -> list[Entry]:

@@ -102,7 +102,6 @@ class Pages:
                                 "json_each(?)) ORDER BY seq", (conversation, wanted)).fetchall()
         return entries_of(self._db, conversation, rows, wanted, self._attachments)
 
-
     def entries(self, conversation: str, seqs: Sequence[int], chunk: int = 256) -> Iterator[StoredEntry]:
         """The whole entries numbered ``seqs``, in that order, read ``chunk`` at a time: a long path's
         history is told from them (``history_of``) without holding every block of it at once."""
