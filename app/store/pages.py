@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..stream.attachments import Attachment
 from ..stream.blocks import Block, ReasoningBlock, TextBlock, block_from_record
@@ -31,9 +31,9 @@ __all__ = ["Pages", "OutlineEntry", "outline_of", "entries_of", "stored_usage", 
 PAGE_LIMIT = 2000
 
 
-@dataclass(frozen=True, slots=True)
-class OutlineEntry:
-    """One entry of the path shown, without its text or blocks."""
+class OutlineEntry(NamedTuple):
+    """One entry of the path shown, without its text or blocks (a tuple: an outline holds one for
+    every entry of a path of thousands, made several times faster than a frozen dataclass)."""
 
     seq: int
     #: "user" or "turn"
