@@ -198,4 +198,3 @@ async def test_a_long_live_sitting_keeps_a_window_and_reads_the_older_exchanges_
         await wait_for(pilot, lambda: on_screen(app, f"Live question {live - 1}: show me order A-{1000 + live - 1}"),
                        "the last question again")
         assert bounded(app)
-

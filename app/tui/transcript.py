@@ -26,7 +26,6 @@ from widgets.note import NoteBlock
 from widgets.usage_line import UsageLine
 from widgets.user_message import UserMessage
 
-from . import collector
 from .tally import Tally
 from .window import Window
 
@@ -69,8 +68,6 @@ class Transcript(VerticalScroll):
         #: Which pages of a stored conversation are mounted.
         self.window = Window(self)
         self._holding = False
-        #: Widgets went: a full collection is due once what replaced them is drawn.
-        self._collecting = False
 
     def attach(self, session: ChatSession) -> None:
         self.session = session
@@ -87,7 +84,6 @@ class Transcript(VerticalScroll):
     def reset(self) -> None:
         """Every widget goes (the conversation itself is unchanged)."""
         self.remove_children()
-        self._garbage()
         self.turn_widgets.clear()
         self.entries.clear()
         self.order.clear()
@@ -115,19 +111,6 @@ class Transcript(VerticalScroll):
     def remove_widgets(self, widgets: list[Widget]) -> None:
         if widgets:
             self.remove_children(widgets)
-            self._garbage()
-
-    def _garbage(self) -> None:
-        """Widgets went (a page dropped, the path shown again): what they held lives in reference
-        cycles, which only a full collection frees, and automatic full ones are off (``collector``).
-        So one runs once what replaced them is laid out and drawn (``_resized``: a key's screen never
-        waits for it); never while a turn streams (the exchange's end collects)."""
-        self._collecting = True
-
-    def _collect(self) -> None:
-        if self._collecting and not self.busy():
-            self._collecting = False
-            collector.between_turns()
 
     def forget(self, seqs: list[int]) -> None:
         """These entries' widgets went (their page was dropped)."""
@@ -193,8 +176,6 @@ class Transcript(VerticalScroll):
 
     def _resized(self, _: object) -> None:
         self.window.laid_out()
-        if self._collecting:
-            self.call_after_refresh(self._collect)
 
     def on_mouse_scroll_up(self) -> None:
         self.window.release()
