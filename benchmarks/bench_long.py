@@ -352,9 +352,10 @@ async def live_session(exchanges: int, points: list[int]) -> dict[str, Any]:
         for i in range(1, exchanges + 1):
             prompt.text = f"Show me order A-{1000 + i % 40}"
             await pilot.pause()
+            started = len(app.session.turns)  # (an exchange runs one turn or more: a call, then the reply)
             t0 = time.perf_counter()
             prompt.post_message(events.Key("enter", None))
-            while not app.session.busy and len(app.session.turns) < i:
+            while len(app.session.turns) <= started:
                 await asyncio.sleep(0.001)
             while app.session.busy or app.screen.status.state != "ready":  # type: ignore[attr-defined]
                 await asyncio.sleep(0.002)

@@ -28,3 +28,16 @@ async def test_a_line_that_keeps_its_height_is_repainted_without_a_layout() -> N
         assert static._layout_required
         await pilot.pause()
         assert static.size.height > 1
+
+
+async def test_a_hidden_line_is_updated_without_a_layout_and_laid_out_when_shown() -> None:
+    app = One()
+    async with app.run_test(size=(40, 10)) as pilot:
+        static = app.query_one("#s", Static)
+        static.display = False
+        await pilot.pause()
+        update_in_place(static, Content("a line that wraps: " + "word " * 20))
+        assert not static._layout_required
+        static.display = True
+        await pilot.pause()
+        assert static.size.height > 1

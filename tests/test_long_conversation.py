@@ -173,3 +173,28 @@ async def test_fork_at_the_first_exchange_of_a_thousand(long_app: CallstreamApp)
         assert [m.message_text for m in messages(app)] == [question(0)]
         stored = app.runtime.store.load(app.session.conversation)
         assert stored is not None and stored.forked_from == original and len(stored.tree) == 1
+
+
+async def test_a_long_live_sitting_keeps_a_window_and_reads_the_older_exchanges_back() -> None:
+    """Typed on live (the demo model): past a window's worth of exchanges, the screen shows the last
+    pages from the store, as a reopen would; the first exchange comes back from the store at Home."""
+    from tests.test_tui import send
+
+    live = MOST_MESSAGES + 4
+    app = make_app(config=demo_config())
+    app.cursor_blink = False
+    async with app.run_test(size=SIZE) as pilot:
+        counts = []
+        for i in range(live):
+            await send(app, pilot, f"Live question {i}: show me order A-{1000 + i}")
+            await quiet(pilot)
+            counts.append(len(messages(app)))
+        assert max(counts) <= MOST_MESSAGES + 1 and counts[-1] < live
+        assert on_screen(app, f"Live question {live - 1}: show me order A-{1000 + live - 1}")
+        await pilot.press("home")
+        await wait_for(pilot, lambda: on_screen(app, "Live question 0: show me order A-1000"), "the first question")
+        await quiet(pilot)
+        await pilot.press("end")
+        await wait_for(pilot, lambda: on_screen(app, f"Live question {live - 1}: show me order A-{1000 + live - 1}"),
+                       "the last question again")
+        assert bounded(app)

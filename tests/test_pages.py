@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from app.store.pages import PAGE_LIMIT
+from app.store.pages import PAGE_LIMIT, outline_of
 from app.store.transcripts import Store
+from app.store.tree import history_of
 from app.tui.window import EXCHANGES_PER_PAGE, paginate
 from tests.long_transcript import write_long
 
@@ -82,3 +83,46 @@ def test_pages_are_whole_exchanges(store: Store) -> None:
     assert pages[0][0] == 0 and pages[-1][1] == len(outline)
     assert all(outline[start].kind == "user" for start, _ in pages)
     assert all(sum(e.kind == "user" for e in outline[s:e]) <= EXCHANGES_PER_PAGE for s, e in pages)
+
+
+def test_a_shallow_load_has_the_tree_and_no_text_but_the_last_entry(store: Store) -> None:
+    whole = store.load("long0000conversation")
+    tables: list[str] = []
+    store._db.set_trace_callback(tables.append)  # type: ignore[attr-defined]
+    shallow = store.load("long0000conversation", whole=False)
+    store._db.set_trace_callback(None)  # type: ignore[attr-defined]
+    assert whole is not None and shallow is not None and shallow.shallow
+    assert [(e.seq, e.parent, e.branch, e.siblings) for e in shallow.tree] == \
+        [(e.seq, e.parent, e.branch, e.siblings) for e in whole.tree]
+    assert [e.seq for e in shallow.items] == [e.seq for e in whole.items] and shallow.head == whole.head
+    assert shallow.next_turn == whole.next_turn
+    assert [(getattr(e, "usage", None), getattr(e, "model", None)) for e in shallow.tree] == \
+        [(getattr(e, "usage", None), getattr(e, "model", None)) for e in whole.tree]
+    assert shallow.items[-1] == whole.items[-1]  # read whole: how the path ends
+    assert all(getattr(e, "blocks", []) == [] and getattr(e, "text", "") == "" for e in shallow.items[:-1])
+    # the blocks read are the last entry's alone (one page of one entry)
+    block_reads = [sql for sql in tables if "FROM blocks" in sql]
+    assert len(block_reads) == 1 and "json_each" in block_reads[0]
+    with pytest.raises(ValueError, match="without its text"):
+        history_of(shallow)
+
+
+def test_a_path_read_entry_by_entry_tells_the_history_a_whole_load_tells(store: Store) -> None:
+    whole = store.load("long0000conversation")
+    assert whole is not None
+    seqs = [e.seq for e in whole.items]
+    read = list(store.entries(whole.id, seqs, chunk=7))
+    for entry in read:  # (siblings are the outline's to count, not a page's)
+        entry.siblings = whole.items[read.index(entry)].siblings
+    assert read == whole.items
+    assert history_of(store.entries(whole.id, seqs, chunk=5)) == history_of(whole)
+
+
+def test_the_outline_of_a_loaded_path_is_the_outline_read(store: Store) -> None:
+    for whole in (True, False):
+        loaded = store.load("long0000conversation", whole=whole)
+        assert loaded is not None
+        assert outline_of(loaded.items) == store.outline(loaded.id)
+        edited = next(e for e in loaded.tree if e.branch == "b1")
+        other = store.load(loaded.id, loaded.leaf_under(edited.seq), whole=whole)
+        assert other is not None and outline_of(other.items) == store.outline(other.id, other.head)

@@ -108,3 +108,16 @@ async def test_a_card_grows_no_blank_rows_when_its_result_arrives() -> None:
         assert card.heights and set(card.heights) == {before + 2}, card.heights
         rows = card_rows(app, card)
         assert not [row for row in rows[1:-1] if not row.strip("│ ")], rows  # no blank row inside the border
+
+
+async def test_a_card_update_that_keeps_its_height_asks_for_no_layout() -> None:
+    """A running card told its state again (a progress report, a repeated state event): every line
+    keeps its height, so nothing of it asks Textual to lay the conversation out."""
+    block = a_call("running")
+    card = ToolCard(block, DISPLAY, [("ticket", "Ticket")])
+    app = CardApp(card)
+    async with app.run_test(size=(60, 40)) as pilot:
+        await pilot.pause()
+        card.refresh_card()
+        widgets = [card, *card.query("*")]
+        assert not [w for w in widgets if w._layout_required], [w for w in widgets if w._layout_required]

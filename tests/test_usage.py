@@ -206,6 +206,27 @@ def test_sums_add_what_is_known_and_keep_none_where_nothing_is() -> None:
     assert Usage(1, 1).merged(Usage(None, 9)) == Usage(1, 9)
 
 
+_counts = st.one_of(st.none(), st.integers(0, 10**9))
+_usages = st.one_of(st.none(), st.builds(Usage, _counts, _counts, _counts, _counts))
+
+
+@given(st.lists(_usages, max_size=30))
+def test_the_total_is_the_reports_added_one_by_one(usages: list[Usage | None]) -> None:
+    added: Usage | None = None
+    for usage in usages:
+        if usage is not None and usage.known:
+            added = usage if added is None else added + usage
+    assert total(usages) == added
+
+
+@given(st.dictionaries(st.sampled_from(["input", "output", "cached", "reasoning", "other"]),
+                       st.one_of(st.none(), st.booleans(), st.integers(-5, 10**16), st.text(max_size=3))))
+def test_a_stored_usage_keeps_the_counts_and_nothing_else(value: dict[str, Any]) -> None:
+    read = Usage.from_dict(value)
+    kept = {k: v for k, v in value.items() if k != "other" and type(v) is int and 0 <= v <= 10**15}
+    assert (read.to_dict() if read is not None else {}) == kept
+
+
 def test_usage_words() -> None:
     assert usage_words(Usage(1234, 56)) == "tokens 1,234 in · 56 out"
     assert usage_words(Usage(1234, 56, 1000, 20)) == "tokens 1,234 in (1,000 cached) · 56 out (20 reasoning)"

@@ -4,7 +4,9 @@
 widget in the conversation. Most updates while a reply streams keep the
 widget's height: a live paragraph that grew by a few words on its last line,
 a card's "receiving 1.2 MB", a field that stays one line. Those only need
-the widget repainted; a height that changed still lays out.
+the widget repainted; a height that changed still lays out. A hidden line
+(a card's empty result or note) takes no room at all: its update never lays
+out (showing it does).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ def update_in_place(widget: Static, content: Visual) -> None:
 
 
 def _same_height(widget: Static, content: Visual) -> bool:
+    if widget.is_mounted and not widget.display:
+        return True  # hidden: it takes no room whatever it holds (showing it lays it out)
     width = widget.content_size.width
     if width <= 0 or not widget.is_mounted:
         return False

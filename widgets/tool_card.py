@@ -226,7 +226,7 @@ class ToolCard(Vertical):
         update_in_place(self._other_branch, other_branch)
         self._other_branch.display = bool(other_branch.plain)
         asked = self._asked_content()
-        self._asked.update(asked)
+        update_in_place(self._asked, asked)
         self._asked.display = bool(asked.plain)
         self._update_approval()
         self._update_asking()

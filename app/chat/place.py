@@ -9,9 +9,9 @@ any listener, so every listener reads the same place whatever their order.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..stream.attachments import Attachment
 from ..stream.history import Entry
@@ -19,7 +19,11 @@ from ..stream.history import Entry
 if TYPE_CHECKING:
     from ..store import StoredEntry, StoredTree
 
-__all__ = ["Resync", "EntryBook"]
+__all__ = ["Resync", "EntryBook", "DeferredHistory", "history_read", "Retry"]
+
+#: Where Ctrl+R starts (``ChatSession._failed``): (history length, turn index or None), or a rule giving
+#: it from the history once that is read (a long reopened path's).
+Retry = tuple[int, int | None] | Callable[[list[Entry]], tuple[int, int | None] | None]
 
 
 @dataclass(slots=True)
@@ -52,3 +56,25 @@ class EntryBook(Protocol):
 
     def resync(self) -> Resync | None:
         """The stored conversation, if another process added to it since this session last looked."""
+
+
+class DeferredHistory:
+    """``ChatSession.history``: a list, or a reader of one called on first use. A reopened conversation
+    of thousands of exchanges hands a reader (``Runtime``): opening it and showing its last screen
+    reads no block of its path; the first request (or a command that needs the history) reads the
+    path then, page by page."""
+
+    def __get__(self, session: Any, owner: type | None = None) -> list[Entry]:
+        held = session.__dict__["_history"]
+        if callable(held):
+            held = session.__dict__["_history"] = held()
+        history: list[Entry] = held
+        return history
+
+    def __set__(self, session: Any, value: list[Entry] | Callable[[], list[Entry]]) -> None:
+        session.__dict__["_history"] = value
+
+
+def history_read(session: Any) -> bool:
+    """Whether ``session``'s history is in memory (not still waiting for its first use)."""
+    return not callable(session.__dict__.get("_history"))

@@ -48,7 +48,7 @@ from .events import (
 )
 from .feed import TurnFeed
 from .forming import FormingWatch
-from .place import EntryBook
+from .place import DeferredHistory, EntryBook, Retry
 from .request import request_for
 from .sampling import Sampling
 from .turns import LiveTurn, answered_note, ending_note, failure_words, retry_delay, retryable, stop_unfinished
@@ -60,6 +60,9 @@ __all__ = ["ChatSession"]
 
 
 class ChatSession:
+    #: The provider-neutral history the next request carries (a long reopened path: read on first use).
+    history = DeferredHistory()
+
     def __init__(
         self,
         endpoint: Endpoint,
@@ -91,7 +94,7 @@ class ChatSession:
         self.conversation = conversation
         #: The conversation as the ledger's keys name it (the config's shared namespace).
         self.key_conversation = conversation_scope(conversation, team)
-        self.history: list[Entry] = list(history or [])
+        self.history = list(history or [])
         self.retries = retries
         self.max_rounds = max_rounds
         self.timeouts = timeouts or Timeouts()
@@ -122,7 +125,7 @@ class ChatSession:
         self.busy = False
         #: Where Ctrl+R starts: (history length, turn index) re-issues a failed turn in which nothing was
         #: dispatched; (history length, None) continues, as a new turn, from a failed turn whose calls ran.
-        self._failed: tuple[int, int | None] | None = None
+        self._failed: Retry | None = None
         #: Failed turns whose calls ran and that the loop continued from, this exchange.
         self._continuations = 0
         #: A turn index to re-issue instead of allocating one (retry_last).
@@ -228,14 +231,14 @@ class ChatSession:
         self._emit(UserSent(text, entry, ready))
         return await self._rounds()
 
-    def move_to(self, history: list[Entry], position: int | None, branch: str, path_turns: set[int],
-                next_turn: int) -> None:
+    def move_to(self, history: list[Entry] | Callable[[], list[Entry]], position: int | None, branch: str,
+                path_turns: set[int], next_turn: int) -> None:
         """Continue from another point of the conversation's tree: the path's
         history, the entry it ends on, the branch new entries go on. Turn
         indices keep counting from the whole tree's, so no index is used twice."""
         if self.busy:
             raise RuntimeError("a turn is running")
-        self.history = list(history)
+        self.history = history if callable(history) else list(history)
         self.position = position
         self.branch = branch
         self.path_turns = set(path_turns)
@@ -258,8 +261,9 @@ class ChatSession:
         path = frozenset(self.path_turns)
         return [(self.key_conversation, path), *((origin, copied & path) for origin, copied in self.origins)]
 
-    def restore_failed(self, point: tuple[int, int | None] | None) -> None:
-        """A reopened conversation whose last turn failed can be retried."""
+    def restore_failed(self, point: Retry | None) -> None:
+        """A reopened conversation whose last turn failed can be retried (where from: a point, or
+        one read from the history when it is first needed)."""
         self._failed = point
 
     def can_retry(self) -> bool:
@@ -273,9 +277,10 @@ class ChatSession:
         self._exchange_start = len(self.turns)
         if self._catch_up() and self._failed is None:
             return self._done("done", "Nothing to retry: the conversation moved on in another process.")
-        if self._failed is None:
+        failed = self._failed(self.history) if callable(self._failed) else self._failed
+        if failed is None:
             return ExchangeDone("done", "nothing to retry")
-        length, turn = self._failed
+        length, turn = failed
         del self.history[length:]
         self._reissue = turn
         self._mark("retry", turn=turn)

@@ -35,10 +35,12 @@ from ..store import (
     UnresolvedConversation,
     history_of,
     retry_point,
+    retryable,
 )
 from ..store.housekeeping import prune_recordings
 from ..store.recording import RecordingWriter, recording_path
 from ..stream import DIALECT_NAMES
+from ..stream.history import Entry
 from ..tools.approvals import Approvals
 from ..tools.registry import Registry
 from .endpoint import open_endpoint, register_configured_keys
@@ -46,7 +48,11 @@ from .endpoint import open_endpoint, register_configured_keys
 if TYPE_CHECKING:
     from ..mcp.servers import MCPHub
 
-__all__ = ["Runtime", "open_runtime", "offered_tools"]
+__all__ = ["Runtime", "open_runtime", "offered_tools", "HISTORY_AT_OPEN"]
+
+#: A reopened path of at most this many entries has its history read on opening (its context meter
+#: shows at once); a longer one's is read when first needed (the first request, /compact, a copy).
+HISTORY_AT_OPEN = 600
 
 
 def offered_tools(profile: ProviderProfile, config: Config) -> Callable[[str], bool]:
@@ -96,7 +102,7 @@ class Runtime:
         stored: StoredTree | None = None
         if conversation is not None:
             try:
-                stored = self.store.load(self.store.resolve(conversation))
+                stored = self.tree(self.store.resolve(conversation))
             except (InvalidId, UnresolvedConversation) as exc:
                 raise ConfigError(str(exc)) from None
             if stored is None:
@@ -104,7 +110,7 @@ class Runtime:
             if head is not None:
                 if stored.entry(head) is None:
                     raise ConfigError(f"conversation {stored.id} has no entry {head}")
-                stored = self.store.load(stored.id, stored.leaf_under(head))
+                stored = self.tree(stored.id, stored.leaf_under(head))
                 assert stored is not None
         session = ChatSession(
             self.endpoint, self.offered(), self.ledger, stored.id if stored else uuid.uuid4().hex,
@@ -156,14 +162,38 @@ class Runtime:
 
     # -- the conversation as a tree ---------------------------------------------
 
+    def tree(self, conversation: str, head: int | None = None) -> StoredTree | None:
+        """A stored conversation as opening it needs it: its tree without text (``Store.load(whole=False)``;
+        the screen reads pages), whole when its last turn has calls awaiting approval (answering them
+        rebuilds the history from it)."""
+        stored = self.store.load(conversation, head, whole=False)
+        if stored is not None and stored.pending_approvals():
+            stored = self.store.load(stored.id, head)
+        return stored
+
     def _place(self, session: ChatSession, stored: StoredTree, path: list[StoredEntry], position: int | None,
                branch: str) -> None:
-        """Put ``session`` at the end of ``path`` (a path of ``stored``'s tree)."""
-        history = history_of(path)
+        """Put ``session`` at the end of ``path`` (a path of ``stored``'s tree). A shallow tree's path
+        has its last entry read whole here; its history is read when first needed, page by page (at
+        once for a path of at most ``HISTORY_AT_OPEN`` entries, so a short conversation's meter shows
+        on opening)."""
+        history: list[Entry] | Callable[[], list[Entry]]
+        if stored.shallow and path:
+            if not stored.items or path[-1] is not stored.items[-1]:  # (the load read the path shown's)
+                self.store.fill_last(stored, path)
+            seqs = [entry.seq for entry in path]
+
+            def read() -> list[Entry]:
+                return history_of(self.store.entries(stored.id, seqs))
+
+            history = read() if len(path) <= HISTORY_AT_OPEN else read
+        else:
+            history = history_of(path)
         session.move_to(history, position, branch, {e.turn for e in path if isinstance(e, StoredTurn)},
                         stored.next_turn)
-        if path and path[-1].seq >= stored.forked_len:  # a fork's copied turns are the original's to retry
-            session.restore_failed(retry_point(path, history))  # the last turn failed: Ctrl+R may retry it
+        if path and path[-1].seq >= stored.forked_len and retryable(path):  # a fork's copies: the original's
+            # the last turn failed: Ctrl+R may retry it
+            session.restore_failed(partial(retry_point, path) if callable(history) else retry_point(path, history))
         session.stored = stored
         for listener in session.listeners:
             if isinstance(listener, TranscriptWriter):
@@ -180,18 +210,18 @@ class Runtime:
             copied = frozenset(e.turn for e in current.tree[:current.forked_len] if isinstance(e, StoredTurn))
             out.append((conversation_scope(current.forked_from, self.config.team), copied))
             seen.add(current.forked_from)
-            current = self.store.load(current.forked_from)
+            current = self.store.load(current.forked_from, whole=False)
         return out
 
     def show(self, session: ChatSession, seq: int) -> StoredTree:
         """Show the branch through entry ``seq`` (down to its latest leaf) and
         continue from there."""
-        stored = self.store.load(session.conversation)
+        stored = self.store.load(session.conversation, whole=False)
         if stored is None or stored.entry(seq) is None:
             raise ConfigError(f"conversation {session.conversation} has no entry {seq}")
         leaf = stored.leaf_under(seq)
         self.store.set_head(stored.id, leaf)
-        stored = self.store.load(stored.id, leaf)
+        stored = self.tree(stored.id, leaf)
         assert stored is not None
         self._place(session, stored, stored.items, leaf, stored.items[-1].branch if stored.items else "")
         return stored
@@ -223,7 +253,7 @@ class Runtime:
         """Continue from the entry before ``seq`` on a new branch: what an
         edited message or a regenerated reply becomes (``seq`` and everything
         after it stay as they were, on their own branch)."""
-        stored = self.store.load(session.conversation)
+        stored = self.tree(session.conversation)
         entry = stored.entry(seq) if stored is not None else None
         if stored is None or entry is None:
             raise ConfigError(f"conversation {session.conversation} has no entry {seq}")

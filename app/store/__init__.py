@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .naming import AmbiguousConversation, ConversationNotFound, UnresolvedConversation, resolve_among
     from .native import VERSION, ImportError_, export_document, import_document, store_conversation
     from .transcripts import Store
-    from .tree import StoredEntry, StoredTree, StoredTurn, StoredUser, history_of, retry_point
+    from .tree import StoredEntry, StoredTree, StoredTurn, StoredUser, history_of, retry_point, retryable
 
 __getattr__ = lazy_exports(__name__, {
     ".holds": ("ConversationBusy", "ConversationDeleted"),
@@ -30,10 +30,11 @@ __getattr__ = lazy_exports(__name__, {
     ".naming": ("AmbiguousConversation", "ConversationNotFound", "UnresolvedConversation", "resolve_among"),
     ".native": ("VERSION", "ImportError_", "export_document", "import_document", "store_conversation"),
     ".transcripts": ("Store",),
-    ".tree": ("StoredEntry", "StoredTree", "StoredTurn", "StoredUser", "history_of", "retry_point"),
+    ".tree": ("StoredEntry", "StoredTree", "StoredTurn", "StoredUser", "history_of", "retry_point", "retryable"),
 })
 
 __all__ = ["ConversationBusy", "ConversationDeleted",
            "markdown_of", "AmbiguousConversation", "ConversationNotFound", "UnresolvedConversation", "resolve_among",
            "VERSION", "ImportError_", "export_document", "import_document", "store_conversation", "Store",
-           "StoredEntry", "StoredTree", "StoredTurn", "StoredUser", "history_of", "retry_point"]
+           "StoredEntry", "StoredTree", "StoredTurn", "StoredUser", "history_of", "retry_point",
+           "retryable"]

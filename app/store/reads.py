@@ -18,7 +18,7 @@ from .attachfiles import AttachmentFiles
 from .naming import UnresolvedConversation, pick
 from .pages import Pages, entries_of, stored_usage
 from .search import Display, Hit
-from .tree import StoredEntry, StoredTree, StoredTurn
+from .tree import StoredEntry, StoredTree, StoredTurn, StoredUser
 
 __all__ = ["Reads", "stored_usage", "LoopedTree"]
 
@@ -103,10 +103,17 @@ class Reads(Pages):
                                 "ORDER BY updated DESC", (len(text), text)).fetchall()
         return pick(text, [(row["id"], row["title"], row["updated"]) for row in rows], also)
 
-    def load(self, conversation: str, head: int | None = None) -> StoredTree | None:
+    def load(self, conversation: str, head: int | None = None, whole: bool = True) -> StoredTree | None:
         """A stored conversation (its id, or a unique prefix of it: ``resolve``),
         shown at ``head`` (default: where it was last shown); None when it does
-        not name exactly one; ``InvalidId`` for an id outside the alphabet."""
+        not name exactly one; ``InvalidId`` for an id outside the alphabet.
+
+        ``whole=False``: its tree without the text (``StoredTree.shallow``): every entry of every
+        branch with its place, turn, usage and model, but no text and no block, save the last entry of the
+        path shown, read whole (how it ended, its calls awaiting approval). Opening a conversation of
+        thousands of exchanges reads that much and no more; the screen reads pages
+        (``Pages.page``), and the model's history is read entry by entry when first needed
+        (``Pages.entries``)."""
         try:
             conversation = self.resolve(conversation)
         except UnresolvedConversation:
@@ -116,10 +123,16 @@ class Reads(Pages):
             return None
         result = StoredTree(row["id"], row["title"], row["created"], row["updated"], row["provider"],
                               row["model"], row["dialect"], forked_from=row["forked_from"],
-                              forked_at=row["forked_at"], forked_len=row["forked_len"] or 0)
-        for item in entries_of(self._db, result.id, self._db.execute(
+                              forked_at=row["forked_at"], forked_len=row["forked_len"] or 0, shallow=not whole)
+        if whole:
+            items = entries_of(self._db, result.id, self._db.execute(
                 "SELECT * FROM entries WHERE conversation = ? ORDER BY seq", (result.id,)).fetchall(), None,
-                self._attachments):
+                self._attachments)
+        else:
+            items = [_shallow(r) for r in self._db.execute(
+                "SELECT seq, kind, parent, branch, turn, usage, model FROM entries WHERE conversation = ? ORDER BY seq",
+                (result.id,))]
+        for item in items:
             if isinstance(item, StoredTurn):
                 result.next_turn = max(result.next_turn, item.turn + 1)
             result.tree.append(item)
@@ -136,7 +149,28 @@ class Reads(Pages):
             wanted = max(seqs) if seqs else None
         result.head = wanted
         result.items = result.path_to(wanted)
+        if not whole and result.items:
+            self.fill_last(result, result.items)
         return result
+
+    def fill_last(self, stored: StoredTree, path: builtins.list[StoredEntry]) -> None:
+        """The last entry of ``path`` (a path of the shallow ``stored``) read whole, in the path and the tree."""
+        shallow = path[-1]
+        (whole,) = self.page(stored.id, [shallow.seq])
+        whole.siblings = shallow.siblings
+        path[-1] = whole
+        tree = stored.tree
+        at = next(i for i in range(len(tree) - 1, -1, -1) if tree[i].seq == shallow.seq)
+        tree[at] = whole
+
+
+def _shallow(row: sqlite3.Row) -> StoredEntry:
+    """An entry's place in the tree, its turn, usage and model (what the conversation cost); no text, no
+    block (``load(whole=False)``)."""
+    if row["kind"] == "turn":
+        return StoredTurn(row["seq"], row["turn"], [], parent=row["parent"], branch=row["branch"],
+                          usage=stored_usage(row["usage"]), model=row["model"])
+    return StoredUser(row["seq"], "", parent=row["parent"], branch=row["branch"], kind=row["kind"])
 
 
 def _refuse_loop(tree: StoredTree, where: object) -> None:

@@ -14,6 +14,7 @@ to finish (``mark_killed``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..rules.told import told, turn_note
@@ -23,8 +24,8 @@ from ..stream.blocks import PENDING_APPROVAL, Block, ToolCallBlock, Turn, dispat
 from ..stream.history import Assistant, Entry, User
 from ..stream.usage import Usage
 
-__all__ = ["StoredUser", "StoredTurn", "StoredEntry", "StoredTree", "history_of", "retry_point", "mark_killed",
-           "KILLED"]
+__all__ = ["StoredUser", "StoredTurn", "StoredEntry", "StoredTree", "history_of", "retry_point", "retryable",
+           "mark_killed", "KILLED"]
 
 #: What a reopen says about a turn the process did not live to finish.
 KILLED = "callstream stopped"
@@ -100,6 +101,8 @@ class StoredTree:
     forked_from: str | None = None
     forked_at: int | None = None
     forked_len: int = 0
+    #: Read without text (``Reads.load(whole=False)``): only the path's last entry has its blocks.
+    shallow: bool = False
 
     @property
     def path_turns(self) -> set[int]:
@@ -157,10 +160,12 @@ def mark_killed(turn: StoredTurn) -> None:
 
 
 
-def history_of(conversation: StoredTree | list[StoredEntry]) -> list[Entry]:
+def history_of(conversation: StoredTree | Iterable[StoredEntry]) -> list[Entry]:
     """The provider-neutral history a stored conversation (the path shown,
     or any path of its tree) continues from: each turn tells the model what
     ``rules.told`` says a finished turn tells it."""
+    if isinstance(conversation, StoredTree) and conversation.shallow:
+        raise ValueError(f"conversation {conversation.id} was read without its text: read its path (Store.entries)")
     history: list[Entry] = []
     for item in conversation.items if isinstance(conversation, StoredTree) else conversation:
         if isinstance(item, StoredUser):
@@ -176,6 +181,11 @@ def history_of(conversation: StoredTree | list[StoredEntry]) -> list[Entry]:
     return history
 
 
+def retryable(items: list[StoredEntry]) -> bool:
+    """Whether Ctrl+R has a turn to retry at the end of ``items`` (``retry_point`` says where it starts)."""
+    return bool(items) and isinstance(items[-1], StoredTurn) and items[-1].outcome != "complete"
+
+
 def retry_point(conversation: StoredTree | list[StoredEntry],
                 history: list[Entry]) -> tuple[int, int | None] | None:
     """Where Ctrl+R starts in a reopened conversation (the path shown, or any
@@ -183,11 +193,10 @@ def retry_point(conversation: StoredTree | list[StoredEntry],
     re-issue that turn under its own index when none of its calls was
     dispatched, else continue after it as a new turn."""
     items = conversation.items if isinstance(conversation, StoredTree) else conversation
-    if not items or not isinstance(items[-1], StoredTurn):
+    if not retryable(items):
         return None
     last = items[-1]
-    if last.outcome == "complete":
-        return None
+    assert isinstance(last, StoredTurn)
     if dispatched(last.blocks):
         return len(history), None
     return max(i for i, e in enumerate(history) if isinstance(e, Assistant)), last.turn

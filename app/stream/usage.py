@@ -83,17 +83,26 @@ class Usage:
         that is not a count is dropped; ``None`` when nothing is left."""
         if not isinstance(value, dict):
             return None
-        usage = cls(*(count(value.get(n)) for n in FIELDS))
-        return usage if usage.known else None
+        counts = [count(value.get(n)) for n in FIELDS]
+        return cls(*counts) if any(c is not None for c in counts) else None
 
 
 def total(usages: Iterable[Usage | None]) -> Usage | None:
-    """The sum of the reports that exist; ``None`` when none does."""
-    out: Usage | None = None
+    """The sum of the reports that exist; ``None`` when none does. Each count is summed where it
+    was said (``None`` only where no report said it), as ``+`` adds two; in one pass, without a
+    ``Usage`` made per report: a reopened conversation sums every turn of every branch."""
+    sums: list[int | None] = [None] * len(FIELDS)
+    known = False
     for usage in usages:
-        if usage is not None and usage.known:
-            out = usage if out is None else out + usage
-    return out
+        if usage is None:
+            continue
+        for i, name in enumerate(FIELDS):
+            value = getattr(usage, name)
+            if value is not None:
+                known = True
+                held = sums[i]
+                sums[i] = value if held is None else held + value
+    return Usage(*sums) if known else None
 
 
 def _n(value: int) -> str:

@@ -32,6 +32,7 @@ from widgets.sampling_card import SamplingCard
 from widgets.sign_in_card import SignInCard
 from widgets.status_line import StatusLine
 
+from ..chat.place import history_read
 from ..chat.window import Room, room_of
 from ..rules import prices
 from ..rules.prices import PriceBook
@@ -388,8 +389,9 @@ class ChatScreen(Screen[None]):
         ticker = self.set_interval(0.1, check)
 
     def _room(self) -> Room | None:
-        """The context meter's reading (none before the session is attached)."""
-        if not self._attached:
+        """The context meter's reading (none before the session is attached, nor while a long reopened
+        path's history waits for its first use: the meter is not worth reading all of it)."""
+        if not self._attached or not history_read(self.session):
             return None
         return room_of(self.session, self._prices().window(self.session.endpoint.model, wait=False))
 

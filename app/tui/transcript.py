@@ -183,6 +183,10 @@ class Transcript(VerticalScroll):
     def on_mouse_scroll_down(self) -> None:
         self.window.release()
 
+    def following(self) -> bool:
+        """The view follows new output (at the end, not read further up)."""
+        return self.is_anchored and not self.marker.has_class("-shown") and not self.window.detached
+
     def grew(self) -> None:
         """New output: say so when the user is reading further up."""
         if self.max_scroll_y > 0 and self.scroll_y < self.max_scroll_y - 1:
@@ -366,8 +370,11 @@ class Transcript(VerticalScroll):
         runtime = self.host.runtime
         if runtime is None or not stored.items:
             return self.render_items(stored.items)
+        from ..store.pages import outline_of
+
         window = self.window
-        window.open(runtime.store, stored.id, stored.head, around, live=stored.items[-1])
+        window.open(runtime.store, stored.id, stored.head, around, live=stored.items[-1],
+                    outline=outline_of(stored.items))
         self.reorder([entry.seq for entry in window.outline], {entry.seq: entry.kind for entry in window.outline})
         last_user = max((i for i, e in enumerate(window.outline) if e.kind == "user"), default=0)
         return exchange_status(runtime.store.page(stored.id, [e.seq for e in window.outline[last_user:]]))

@@ -18,6 +18,8 @@ from widgets.note import NoteBlock
 from widgets.prompt_input import PromptInput
 from widgets.user_message import UserMessage
 
+from .window import EXCHANGES_PER_PAGE, MOST_PAGES
+
 if TYPE_CHECKING:
     from ..chat.session import ChatSession
     from ..runtime.wiring import Runtime
@@ -210,16 +212,36 @@ class TreeController:
         self.rerender()
 
     def exchange_done(self, call_later: Callable[[Callable[[], None]], object]) -> None:
-        """An exchange ended: one that started a branch shows the tree's markers, as a reopen would."""
-        if self.branched and self._runtime() is not None and self.session.position is not None:
+        """An exchange ended: one that started a branch shows the tree's markers, as a reopen would;
+        a live session holding more exchanges than a window keeps shows its last pages from the
+        store, as a reopen would (the older exchanges are read back as the view goes up), so what
+        a long sitting holds on screen stays flat."""
+        if self._runtime() is None or self.session.position is None:
+            return
+        if self.branched:
             self.branched = False
             call_later(self._show_branch)
+        elif self._crowded():
+            call_later(self._flatten)
+
+    def _flatten(self) -> None:
+        if self._crowded():  # (still: a key may have come first)
+            self._show_branch()
+
+    def _crowded(self) -> bool:
+        """More messages mounted than a window holds, while the view follows the end and nothing is
+        selected or edited (showing the path again would move what the person is looking at)."""
+        transcript = self.transcript
+        if self.selected is not None or self.editing is not None or not transcript.following():
+            return False
+        mounted = sum(1 for widget in transcript.entries.values() if isinstance(widget, UserMessage))
+        return mounted > MOST_PAGES * EXCHANGES_PER_PAGE
 
     def _show_branch(self) -> None:
         if self.session.busy or self.session.position is None:
             return
         state = self.status.state
-        self.session.stored = self._stored_runtime().store.load(self.session.conversation, self.session.position)
+        self.session.stored = self._stored_runtime().tree(self.session.conversation, self.session.position)
         self.rerender()
         self.status.set_state(state)
 

@@ -149,13 +149,14 @@ class Window:
     # -- opening -------------------------------------------------------------------------
 
     def open(self, store: Store, conversation: str, head: int | None, around: int | None,
-             live: Any = None) -> None:
-        """The path to ``head`` read as an outline; the pages around entry ``around`` (else the last)
-        mounted. ``live``: the session's own copy of the last entry, shown instead of the store's (a
-        stored call awaiting approval is answered on that copy, and its card must see it change)."""
+             live: Any = None, outline: list[OutlineEntry] | None = None) -> None:
+        """The path to ``head`` read as an outline (or ``outline``, already read); the pages around entry
+        ``around`` (else the last) mounted. ``live``: the session's own copy of the last entry, shown
+        instead of the store's (a stored call awaiting approval is answered on that copy, and its card
+        must see it change)."""
         self.store, self.conversation = store, conversation
         self._live = live
-        self._set_outline(store.outline(conversation, head))
+        self._set_outline(outline if outline is not None else store.outline(conversation, head))
         self.mounted.clear()
         self._seqs.clear()
         self.detached = False
