@@ -19,7 +19,7 @@ from ..stream.history import Entry
 if TYPE_CHECKING:
     from ..store import StoredEntry, StoredTree
 
-__all__ = ["Resync", "EntryBook", "DeferredHistory", "history_read", "Retry"]
+__all__ = ["Resync", "EntryBook", "DeferredHistory", "history_read", "Retry", "lineage_of"]
 
 #: Where Ctrl+R starts (``ChatSession._failed``): (history length, turn index or None), or a rule giving
 #: it from the history once that is read (a long reopened path's).
@@ -78,3 +78,11 @@ class DeferredHistory:
 def history_read(session: Any) -> bool:
     """Whether ``session``'s history is in memory (not still waiting for its first use)."""
     return not callable(session.__dict__.get("_history"))
+
+
+def lineage_of(conversation: str, path_turns: set[int],
+               origins: list[tuple[str, frozenset[int]]]) -> list[tuple[str, frozenset[int]]]:
+    """A branched conversation with the turns on its path, then each conversation it was forked from with
+    the copied turns still on the path: where the ledger looks for a call that ran on another branch."""
+    path = frozenset(path_turns)
+    return [(conversation, path), *((origin, copied & path) for origin, copied in origins)]

@@ -48,7 +48,7 @@ from .events import (
 )
 from .feed import TurnFeed
 from .forming import FormingWatch
-from .place import DeferredHistory, EntryBook, Retry
+from .place import DeferredHistory, EntryBook, Retry, lineage_of
 from .request import request_for
 from .sampling import Sampling
 from .turns import LiveTurn, answered_note, ending_note, failure_words, retry_delay, retryable, stop_unfinished
@@ -255,11 +255,8 @@ class ChatSession:
     def lineage(self) -> list[tuple[str, frozenset[int]]]:
         """This conversation with the turns on the path, then each one it was
         forked from with the copied turns still on the path: a call claimed in
-        any other turn of these ran on another branch."""
-        if not self.branched:
-            return []  # one line of conversation: no other branch to ask about
-        path = frozenset(self.path_turns)
-        return [(self.key_conversation, path), *((origin, copied & path) for origin, copied in self.origins)]
+        any other turn of these ran on another branch (one line of conversation: none)."""
+        return lineage_of(self.key_conversation, self.path_turns, self.origins) if self.branched else []
 
     def restore_failed(self, point: Retry | None) -> None:
         """A reopened conversation whose last turn failed can be retried (where from: a point, or
