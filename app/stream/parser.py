@@ -142,7 +142,10 @@ class StreamParser:
                 return
         apply = self.assembler.apply
         out = self._events
-        for at, frame in enumerate(frames):
+        # by index, not ``enumerate``: its cached result tuple keeps the last
+        # frame (a megabyte frame's text) alive until the next one is read
+        for at in range(len(frames)):
+            frame = frames[at]
             big = len(frame.data) >= _HELD
             if big:
                 frames[at] = _DROPPED
