@@ -100,6 +100,11 @@ class Assembler:
         self.usage: Usage | None = None
         self.model: str | None = None
 
+    @property
+    def open_calls(self) -> bool:
+        """Whether a call is still open (an event naming an ended call's slot changes nothing)."""
+        return bool(self._open)
+
     # -- events ---------------------------------------------------------------
 
     def apply(self, event: Event) -> None:

@@ -44,6 +44,10 @@ _CALL_ITEMS = frozenset({"function_call", "custom_tool_call"})
 
 class OpenAIResponses:
     name = "openai-responses"
+    #: How the repeats of a call's arguments after its ``.done`` begin (``type``
+    #: first, as OpenAI writes it): a megabyte one, once no call is open, is
+    #: kept without its long strings (``stream.restated``). Another order is read whole.
+    RESTATEMENTS = (b'{"type":"response.output_item.done"', b'{"type":"response.completed"')
 
     def __init__(self) -> None:
         self._index_of: dict[str, object] = {}  # item id → the output_index it came with
