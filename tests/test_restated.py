@@ -123,3 +123,16 @@ def test_a_repeat_whose_arguments_differ_is_still_read_whole_while_its_call_is_o
     turn, _ = _run(changed, 16384, trim=True)
     call = turn.blocks[-1]
     assert not call.final and call.problem == "the arguments restated at the end differ from the streamed fragments"
+
+
+@given(st.lists(st.text(alphabet="ab\"é", max_size=6), max_size=6), st.text(alphabet="ab\"é", max_size=30))
+def test_a_buffer_is_compared_with_a_restatement_piece_by_piece_as_a_join_would(pieces: list[str], text: str) -> None:
+    """Why: the ``.done`` check compares the buffer's pieces in place (no join
+    of a 10 MB buffer); it must answer what comparing the joined text answers."""
+    from app.stream.blocks import ToolCallBlock
+
+    call = ToolCallBlock("c1", "t")
+    for piece in pieces:
+        call.add(piece)
+    assert call.same_text(text) == ("".join(pieces) == text)
+    assert call.same_text("".join(pieces))
