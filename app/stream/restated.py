@@ -27,7 +27,7 @@ import re
 __all__ = ["AT", "LONG", "Trim"]
 
 #: A line is asked about once it has this many bytes (shorter ones are held as they always were).
-AT = 1 << 20
+AT = 1 << 18
 
 #: A string longer than this (bytes, escapes included) is emptied.
 LONG = 1 << 16
