@@ -11,6 +11,7 @@ import httpx
 from app.stream import StreamParser, Turn
 from app.stream.dialects import REQUEST_BUILDERS
 from app.stream.history import Entry, ToolSpec
+from app.stream.jsonwrite import plain
 
 SUPPORT_TOOLS = [
     ToolSpec("search_orders", "Find orders by customer, status, dates or text.", {
@@ -42,7 +43,10 @@ def url_for(base_url: str, dialect: str, path: str) -> str:
 
 
 def request_body(dialect: str, history: list[Entry], tools: list[ToolSpec] | None = None) -> tuple[str, dict[str, Any]]:
-    return REQUEST_BUILDERS[dialect]("demo", history, SUPPORT_TOOLS if tools is None else tools)
+    """The body as a reader of its JSON gets it (``plain``: the OpenAI wires'
+    arguments are ``jsonwrite.JSONText``, which httpx's ``json=`` cannot write)."""
+    path, body = REQUEST_BUILDERS[dialect]("demo", history, SUPPORT_TOOLS if tools is None else tools)
+    return path, plain(body)
 
 
 def run_turn(base_url: str, dialect: str, history: list[Entry], tools: list[ToolSpec] | None = None,

@@ -21,6 +21,7 @@ from app.store import StoredTurn, StoredUser, history_of
 from app.store.interchange import imported_id
 from app.stream import ToolCallBlock, block_record
 from app.stream.dialects import REQUEST_BUILDERS
+from app.stream.jsonwrite import plain
 from tests.conftest import ROOT
 from tests.conversations import stored
 from tests.test_transcripts import _validate
@@ -86,7 +87,7 @@ def test_a_foreign_transcript_imports_with_calls_ran_only_where_a_result_was_rec
     for dialect in REQUEST_BUILDERS:
         _, body = REQUEST_BUILDERS[dialect]("m", history, [], "sys")
         _validate(dialect, body)
-        assert note in json.dumps(body, ensure_ascii=False)
+        assert note in json.dumps(plain(body), ensure_ascii=False)
     # and it reopens as a conversation like any other: searchable, continuable
     assert stored(conversation).title
 

@@ -68,3 +68,19 @@ def test_an_attachments_base64_written_in_pieces_is_the_whole_base64(data: bytes
     assert str(text) == whole and len(text) == len(whole) and text == whole
     body = {"parts": [{"data": text, "name": "é"}]}
     assert encode(body) == json.dumps(plain(body), ensure_ascii=False, separators=(",", ":")).encode()
+
+
+@given(st.dictionaries(st.text(max_size=8), _VALUES, max_size=5), st.integers(min_value=1, max_value=9))
+def test_a_values_json_text_as_a_string_value_is_json_dumps_of_it(value: dict[str, Any], piece: int) -> None:
+    """Why: the OpenAI wires carry a call's arguments as a string; ``JSONText``
+    writes that string from the dict a piece at a time, and it must be the
+    text ``json.dumps(arguments, ensure_ascii=False)`` wrote (the bytes a
+    provider has always been sent), escaped inside the body as a ``str`` is."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(jsonwrite, "PIECE", piece)
+        text = jsonwrite.JSONText(value)
+        whole = json.dumps(value, ensure_ascii=False)
+        assert str(text) == whole and text == whole
+        body = {"arguments": text, "n": [text]}
+        assert jsonwrite.encode(body) == _dumps({"arguments": whole, "n": [whole]}).encode("utf-8")
+        assert jsonwrite.plain(body) == {"arguments": whole, "n": [whole]}

@@ -13,6 +13,7 @@ from pydantic import TypeAdapter
 
 from app.stream.dialects import REQUEST_BUILDERS
 from app.stream.history import Assistant, CallRecord, ToolResult, ToolSpec, User
+from app.stream.jsonwrite import encode, plain
 
 TOOLS = [ToolSpec("search_orders", "Find orders.", {
     "$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
@@ -31,7 +32,10 @@ HISTORY = [
 
 
 def build(dialect: str) -> tuple[str, dict[str, Any]]:
-    return REQUEST_BUILDERS[dialect]("model-x", HISTORY, TOOLS, "Be brief.")
+    """The body as a reader of the JSON gets it (a call's arguments on the
+    OpenAI wires are written from the dict in pieces: ``jsonwrite.JSONText``)."""
+    path, body = REQUEST_BUILDERS[dialect]("model-x", HISTORY, TOOLS, "Be brief.")
+    return path, plain(body)
 
 
 def test_openai_chat_body_matches_the_sdk_type() -> None:
@@ -108,3 +112,23 @@ def test_the_demo_server_reads_back_what_we_send(dialect: str) -> None:
     calls = [c.arguments for e in parsed.history if isinstance(e, Assistant) for c in e.calls]
     assert calls == [{"customer": "Ada"}, {"customer": 5}]
     assert [t.name for t in parsed.tools] == ["search_orders"]
+
+
+@pytest.mark.parametrize("dialect", ["openai-chat", "openai-responses"])
+def test_the_openai_wires_carry_the_arguments_as_json_dumps_wrote_them(dialect: str) -> None:
+    """Why: the arguments are written from the dict a piece at a time (no
+    ``json.dumps`` copy of a 10 MB call at every later request); the bytes
+    on the wire must stay the ones ``json.dumps(arguments, ensure_ascii=False)``
+    gave, default separators and all."""
+    arguments = {"customer": "Ada \"Lovelace\"\n", "nested": {"list": [1, 2.5, None, True], "é": "☃"}}
+    history = [User("hi"), Assistant("", [CallRecord("c1", "search_orders", arguments)]),
+               ToolResult("c1", "search_orders", "ok")]
+    _, body = REQUEST_BUILDERS[dialect]("model-x", history, TOOLS, None)
+    sent = encode(body)
+    assert sent == json.dumps(plain(body), ensure_ascii=False, separators=(",", ":")).encode()
+    carried = json.loads(sent)
+    if dialect == "openai-chat":
+        text = carried["messages"][1]["tool_calls"][0]["function"]["arguments"]
+    else:
+        text = carried["input"][1]["arguments"]
+    assert text == json.dumps(arguments, ensure_ascii=False)

@@ -26,6 +26,7 @@ from app.store import Store, export_document, history_of
 from app.stream import ToolCallBlock, block_record
 from app.stream.dialects import REQUEST_BUILDERS
 from app.stream.history import Assistant, ToolResult
+from app.stream.jsonwrite import plain
 from app.tools.registry import Registry
 from tests import storefaults, streamgen
 from tests.conftest import ROOT
@@ -97,6 +98,7 @@ def _mark_unknown(conversation: str) -> None:
 
 
 def _validate(dialect: str, body: dict[str, Any]) -> None:
+    body = plain(body)  # as the provider reads it: the OpenAI wires' arguments are written in pieces
     if dialect == "openai-chat":
         from openai.types.chat.completion_create_params import CompletionCreateParamsStreaming
 

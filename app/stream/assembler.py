@@ -100,6 +100,11 @@ class Assembler:
         self.usage: Usage | None = None
         self.model: str | None = None
 
+    @property
+    def open_calls(self) -> bool:
+        """Whether a call is still open (an event naming an ended call's slot changes nothing)."""
+        return bool(self._open)
+
     # -- events ---------------------------------------------------------------
 
     def apply(self, event: Event) -> None:
@@ -245,14 +250,15 @@ class Assembler:
         if call is None or call.ended:
             return
         if ev.arguments is not None:
-            raw = call.arguments_raw
             if call.size == 0:
                 if ev.arguments:
                     call.fragments[:] = [ev.arguments]
                     call.size = len(ev.arguments)
                     call.restated = True
                     self.updates.append(BlockChanged(self._index_of[id(call)], ev.arguments))
-            elif raw != ev.arguments:
+            elif call.same_text(ev.arguments):
+                call.take_text(ev.arguments)  # the restatement is the buffer: kept instead of a join of its pieces
+            else:
                 call.problem = "the arguments restated at the end differ from the streamed fragments"
         self._close_call(call)
 

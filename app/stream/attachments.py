@@ -116,6 +116,9 @@ class Base64Text(LazyString):
         for start in range(0, len(view), self.SLICE):
             yield base64.b64encode(view[start:start + self.SLICE]).decode("ascii")
 
+    def json_pieces(self) -> Iterator[str]:
+        return self.pieces()  # base64 and a data: prefix need no escaping
+
     def __len__(self) -> int:
         return len(self.prefix) + 4 * ((len(self.data) + 2) // 3)
 

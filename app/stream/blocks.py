@@ -223,6 +223,24 @@ class ToolCallBlock:
             self._loose = 0
         return self.fragments[0] if self.fragments else ""
 
+    def same_text(self, text: str) -> bool:
+        """Whether the buffer is ``text``, compared piece by piece in place
+        (joining a 10 MB buffer to compare it made a copy beside both)."""
+        if sum(map(len, self.fragments)) != len(text):
+            return False
+        at = 0
+        for piece in self.fragments:
+            if not text.startswith(piece, at):
+                return False
+            at += len(piece)
+        return True
+
+    def take_text(self, text: str) -> None:
+        """The buffer becomes ``text``, which equals it (``same_text``): one
+        object instead of its pieces, with no join of them."""
+        self.fragments[:] = [text]
+        self._loose = 0
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "type": "tool_call",

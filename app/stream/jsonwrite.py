@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from json.encoder import encode_basestring
 from typing import Any
 
-__all__ = ["PIECE", "LazyString", "pieces", "chunks", "encoded_size", "encode", "plain", "text_size"]
+__all__ = ["PIECE", "LazyString", "JSONText", "pieces", "chunks", "encoded_size", "encode", "plain", "text_size"]
 
 #: The longest piece of a string value yielded at once (characters).
 PIECE = 1 << 16
@@ -29,8 +29,9 @@ PIECE = 1 << 16
 
 class LazyString:
     """A JSON string value written a piece at a time, never held whole (an
-    attachment's base64: ``stream.attachments.Base64Text``). Its pieces must
-    need no JSON escaping; ``str()`` makes the whole string, for a reader
+    attachment's base64: ``stream.attachments.Base64Text``; a call's
+    arguments as the OpenAI wires carry them: ``JSONText``). ``pieces`` are
+    the string's characters; ``str()`` makes the whole string, for a reader
     that wants one (a test, an export)."""
 
     __slots__ = ()
@@ -38,8 +39,46 @@ class LazyString:
     def pieces(self) -> Iterator[str]:
         raise NotImplementedError
 
+    def json_pieces(self) -> Iterator[str]:
+        """The pieces as they stand between the value's quotes: escaped one
+        by one (JSON escapes each code point on its own, so the escaped
+        pieces joined are the escaped whole). A string that never needs
+        escaping (base64) hands its pieces over as they are."""
+        for piece in self.pieces():
+            yield encode_basestring(piece)[1:-1]
+
     def __str__(self) -> str:
         return "".join(self.pieces())
+
+
+class JSONText(LazyString):
+    """The JSON text of a value, sent as a string value: a call's arguments
+    on the OpenAI wires, which carry them as a string. ``json.dumps`` of a
+    10 MB argument made a 10 MB ``str`` beside the dict at every request
+    after the call (and a ``str`` is what the whole history is sent with);
+    here the text is written from the dict a piece at a time. It is
+    ``json.dumps(value, ensure_ascii=False)`` with its default separators,
+    the text these requests have always carried (tests compare bodies)."""
+
+    __slots__ = ("value",)
+    SEPARATORS = (", ", ": ")
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def pieces(self) -> Iterator[str]:
+        return pieces(self.value, self.SEPARATORS)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, JSONText):
+            return bool(self.value == other.value)
+        return isinstance(other, str) and str(self) == other
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+    def __repr__(self) -> str:
+        return f"JSONText({text_size(self.value)} characters)"
 
 
 _float_repr = float.__repr__
@@ -84,34 +123,37 @@ def _string(text: str) -> Iterator[str]:
     yield '"'
 
 
-def pieces(value: Any) -> Iterator[str]:
+def pieces(value: Any, separators: tuple[str, str] = (",", ":")) -> Iterator[str]:
     """The JSON text of ``value``, in order, as pieces (none longer than
-    ``PIECE`` characters, apart from escapes)."""
+    ``PIECE`` characters, apart from escapes). ``separators`` as
+    ``json.dumps`` takes them (item, key)."""
     if isinstance(value, str):
         yield from _string(value)
     elif isinstance(value, LazyString):
         yield '"'
-        yield from value.pieces()
+        yield from value.json_pieces()
         yield '"'
     elif isinstance(value, dict):
         if not value:
             yield "{}"
             return
+        between, colon = separators
         first = True
         for key, item in value.items():
-            yield ("{" if first else ",") + encode_basestring(_key(key)) + ":"
+            yield ("{" if first else between) + encode_basestring(_key(key)) + colon
             first = False
-            yield from pieces(item)
+            yield from pieces(item, separators)
         yield "}"
     elif isinstance(value, list | tuple):
         if not value:
             yield "[]"
             return
+        between = separators[0]
         first = True
         for item in value:
-            yield "[" if first else ","
+            yield "[" if first else between
             first = False
-            yield from pieces(item)
+            yield from pieces(item, separators)
         yield "]"
     else:
         text = _scalar(value)

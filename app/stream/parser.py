@@ -41,6 +41,7 @@ class StreamParser:
         if dialect != "auto" and dialect not in DIALECTS:
             make_dialect(dialect)  # raises the ValueError that names the choices
         self._sse = SSEDecoder(limits.event_bytes)
+        self._sse.trim = self._restates
         self._body_limit = limits.body_bytes
         self._content_limit = limits.content_bytes
         #: Characters of prose, reasoning and arguments this reply has carried.
@@ -52,6 +53,15 @@ class StreamParser:
         self._pending: list[SSEEvent] = []
         self._events: list[Event] = []
         self.assembler = Assembler(dialect if dialect != "auto" else "unknown")
+
+    def _restates(self, head: bytes) -> bool:
+        """Whether a megabyte ``data:`` line starting with ``head`` may be kept
+        without its long strings (``restated``): one of the dialect's
+        restatements (``RESTATEMENTS``: Responses' ``output_item.done`` and
+        ``completed``), while no call is open, when its arguments can change
+        nothing. The events before the line have been applied by then."""
+        marks: tuple[bytes, ...] = getattr(self._dialect, "RESTATEMENTS", ())
+        return bool(marks) and head.startswith(marks) and not self.assembler.open_calls
 
     @property
     def dialect(self) -> str:
@@ -142,7 +152,10 @@ class StreamParser:
                 return
         apply = self.assembler.apply
         out = self._events
-        for at, frame in enumerate(frames):
+        # by index, not ``enumerate``: its cached result tuple keeps the last
+        # frame (a megabyte frame's text) alive until the next one is read
+        for at in range(len(frames)):
+            frame = frames[at]
             big = len(frame.data) >= _HELD
             if big:
                 frames[at] = _DROPPED

@@ -22,8 +22,10 @@ ignored), so a line that never ends costs ``max_size``, not all of memory.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from . import restated
 from .limits import size_words
 
 __all__ = ["SSEDecoder", "SSEEvent"]
@@ -71,6 +73,8 @@ class SSEDecoder:
         "_partial_size",
         "_data_size",
         "_heading",
+        "trim",
+        "_trim",
     )
 
     def __init__(self, max_size: int | None = None) -> None:
@@ -94,6 +98,12 @@ class SSEDecoder:
         self._data_size = 0
         #: Still filling ``head`` (or before the BOM check): ``_start`` has work to do.
         self._heading = True
+        #: Asked, with the first bytes of a ``data:`` line's value, once the line
+        #: passes ``restated.AT`` bytes: True to keep it without its long strings
+        #: (``restated``; the parser's ``_restates``). None: lines are kept whole.
+        self.trim: Callable[[bytes], bool] | None = None
+        #: The unfinished line's answer: None not asked yet, False no, else its ``Trim``.
+        self._trim: restated.Trim | bool | None = None
 
     @property
     def reconnection_time(self) -> int | None:
@@ -104,6 +114,8 @@ class SSEDecoder:
         self.bytes_seen += len(data)
         if self.overflow is not None or not data:
             return []
+        if self._partial and self.trim is not None:
+            data = self._trimmed(data)
         end = data.rfind(b"\n") + 1
         cr = data.rfind(b"\r", end) + 1  # only a CR after the last LF can end the last line
         if cr:
@@ -211,6 +223,38 @@ class SSEDecoder:
                 data, size = self._data, self._data_size
         self._data_size = size
         return events
+
+    def _trimmed(self, data: bytes) -> bytes:
+        """``data`` with the unfinished line's part trimmed when its owner said so
+        (``trim``): asked once the line passes ``restated.AT`` bytes, when the
+        lines before it have been read and their events applied."""
+        nl, cr = data.find(b"\n"), data.find(b"\r")
+        stop = nl if cr < 0 else cr if nl < 0 else min(nl, cr)
+        part = data if stop < 0 else data[:stop]
+        trim = self._trim
+        if trim is None and self._partial_size + len(part) >= restated.AT:
+            trim = self._trim = self._ask()
+        if isinstance(trim, restated.Trim):
+            kept = trim.feed(part)
+            data = kept if stop < 0 else kept + trim.end() + data[stop:]
+        if stop >= 0:
+            self._trim = None  # the line ends here: the next one is asked afresh
+        return data
+
+    def _ask(self) -> restated.Trim | bool:
+        """Whether to trim the unfinished line, and its ``partial`` trimmed so far if so."""
+        assert self.trim is not None
+        line = b"".join(self._partial)
+        if not line.startswith(b"data:"):
+            return False
+        value = line[6:] if line[5:6] == b" " else line[5:]
+        if not self.trim(value[:256]):
+            return False
+        trim = restated.Trim()
+        kept = trim.feed(line)
+        self._partial[:] = [kept]
+        self._partial_size = len(kept)
+        return trim
 
     def _feed_long(self, data: bytes, end: int) -> list[SSEEvent]:
         """Whole lines of more than ``max_size`` (or ``_HUGE``) bytes in all:

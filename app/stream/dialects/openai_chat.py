@@ -13,12 +13,12 @@ endpoint) are handled by the assembler.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..attachments import Attachment
 from ..events import ArgsDelta, CallStarted, Event, ReasoningDelta, TextDelta, TurnEnded, UsageReported
 from ..history import Assistant, Entry, ToolResult, ToolSpec, User
+from ..jsonwrite import JSONText
 from ..sse import SSEEvent
 from ..usage import Usage, count
 from .base import ModelOnce, error_message, field, load_payload
@@ -143,7 +143,7 @@ def build_request(
             if entry.calls:
                 message["tool_calls"] = [
                     {"id": c.id, "type": "function",
-                     "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
+                     "function": {"name": c.name, "arguments": JSONText(c.arguments)}}
                     for c in entry.calls
                 ]
             messages.append(message)

@@ -15,7 +15,6 @@ sends the index on some events and not on others.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..attachments import Attachment
@@ -31,6 +30,7 @@ from ..events import (
     UsageReported,
 )
 from ..history import Assistant, Entry, ToolResult, ToolSpec, User
+from ..jsonwrite import JSONText
 from ..sse import SSEEvent
 from ..usage import Usage, count
 from .base import ModelOnce, error_message, field, load_payload
@@ -44,6 +44,10 @@ _CALL_ITEMS = frozenset({"function_call", "custom_tool_call"})
 
 class OpenAIResponses:
     name = "openai-responses"
+    #: How the repeats of a call's arguments after its ``.done`` begin (``type``
+    #: first, as OpenAI writes it): a megabyte one, once no call is open, is
+    #: kept without its long strings (``stream.restated``). Another order is read whole.
+    RESTATEMENTS = (b'{"type":"response.output_item.done"', b'{"type":"response.completed"')
 
     def __init__(self) -> None:
         self._index_of: dict[str, object] = {}  # item id → the output_index it came with
@@ -156,7 +160,7 @@ def build_request(
                 items.append({"role": "assistant", "content": text})
             for call in entry.calls:
                 items.append({"type": "function_call", "call_id": call.id, "name": call.name,
-                              "arguments": json.dumps(call.arguments, ensure_ascii=False)})
+                              "arguments": JSONText(call.arguments)})
         elif isinstance(entry, ToolResult):
             items.append({"type": "function_call_output", "call_id": entry.call_id, "output": entry.content})
             if entry.images:
