@@ -53,13 +53,11 @@ def messages(app: CallstreamApp) -> list[UserMessage]:
 
 
 def on_screen(app: CallstreamApp, text: str) -> bool:
-    """A user message saying ``text`` is mounted and inside the transcript's viewport."""
+    """A user message saying ``text`` is mounted and inside the transcript's viewport (any of them: while
+    a page is re-shown from the store, the widget it replaces may still be mounted beside it)."""
     transcript = app.screen.query_one("#transcript")
-    for message in messages(app):
-        if message.message_text == text:
-            region = message.region
-            return region.height > 0 and transcript.region.overlaps(region)
-    return False
+    return any(message.message_text == text and message.region.height > 0
+               and transcript.region.overlaps(message.region) for message in messages(app))
 
 
 async def opened(app: CallstreamApp, pilot: Any) -> None:
