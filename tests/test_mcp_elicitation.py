@@ -4,7 +4,9 @@ under Pilot with server-everything; ``ask`` declining it; what is kept."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -87,12 +89,15 @@ def on_screen(app: Any) -> str:
     return "\n".join(screen_lines(app)).replace("\xa0", " ")
 
 
-async def test_the_elicitation_card_takes_the_answer_in_band_and_the_model_reads_it(home: Path) -> None:
+@contextlib.asynccontextmanager
+async def form_shown(reply: str) -> AsyncIterator[tuple[Any, Any, FaultServer, ElicitationForm]]:
+    """The TUI on a scripted model that calls server-everything's elicitation tool, then says ``reply``:
+    (app, pilot, the model's server, the form) once the form is on the running card."""
     config = Config(mcp=parse_servers({"ev": everything(approval="never")}, "test"))
     script = streamgen.call_script(0, "c1", "ev__trigger-elicitation-request", "{}")
     with FaultServer() as server:
         server.replies += [Reply(streamgen.openai_chat(script)),
-                           Reply(streamgen.openai_chat([("text", "Thanks, Ada.")], finish="stop"))]
+                           Reply(streamgen.openai_chat([("text", reply)], finish="stop"))]
         app = make_app(config=config, endpoint=Endpoint("openai-chat", server.url, "m", "test"))
         app.cursor_blink = False
         async with app.run_test(size=(120, 80)) as pilot:
@@ -100,24 +105,28 @@ async def test_the_elicitation_card_takes_the_answer_in_band_and_the_model_reads
             app.screen.query_one(PromptInput).text = "ask me"
             await pilot.press("enter")
             await wait_for(pilot, lambda: app.screen.query(ElicitationForm), "the form on the running card")
-            form = app.screen.query_one(ElicitationForm)
-            shown = " ".join(str(w.render()) for w in form.query(Static))
-            assert "ev asks: Please provide inputs for the following fields:" in shown
-            assert "Your full, legal name" in shown and form._controls["firstLine"].value == (  # type: ignore
-                "It was a dark and stormy night.")  # its default, filled in
-            form.action_answer("accept")  # the required name is empty: refused on the form, nothing sent
-            problem = form._problems["name"]
-            await wait_for(pilot, lambda: problem.display and "required" in str(problem.render()),
-                           "the refusal under the name field")
-            assert app.session.asking.waiting(app.session.turns[-1].blocks[0].key) is not None  # type: ignore
-            form._controls["name"].value = "Ada Lovelace"  # type: ignore[union-attr]
-            await pilot.click("#ask-accept")
-            await wait_for(pilot, lambda: "Thanks, Ada." in on_screen(app) and not app.session.busy,
-                           "the answer to reach the server and the model to reply")
-            card = app.screen.query_one(ToolCard)
-            asked = str(card._asked.render())
-            assert "ev asked: Please provide inputs" in asked and "name = Ada Lovelace" in asked
-            assert not app.screen.query(ElicitationForm)
+            yield app, pilot, server, app.screen.query_one(ElicitationForm)
+
+
+async def test_the_elicitation_card_takes_the_answer_in_band_and_the_model_reads_it(home: Path) -> None:
+    async with form_shown("Thanks, Ada.") as (app, pilot, server, form):
+        shown = " ".join(str(w.render()) for w in form.query(Static))
+        assert "ev asks: Please provide inputs for the following fields:" in shown
+        assert "Your full, legal name" in shown and form._controls["firstLine"].value == (  # type: ignore
+            "It was a dark and stormy night.")  # its default, filled in
+        form.action_answer("accept")  # the required name is empty: refused on the form, nothing sent
+        problem = form._problems["name"]
+        await wait_for(pilot, lambda: problem.display and "required" in str(problem.render()),
+                       "the refusal under the name field")
+        assert app.session.asking.waiting(app.session.turns[-1].blocks[0].key) is not None  # type: ignore
+        form._controls["name"].value = "Ada Lovelace"  # type: ignore[union-attr]
+        await pilot.click("#ask-accept")
+        await wait_for(pilot, lambda: "Thanks, Ada." in on_screen(app) and not app.session.busy,
+                       "the answer to reach the server and the model to reply")
+        card = app.screen.query_one(ToolCard)
+        asked = str(card._asked.render())
+        assert "ev asked: Please provide inputs" in asked and "name = Ada Lovelace" in asked
+        assert not app.screen.query(ElicitationForm)
         assert "- Name: Ada Lovelace" in json.dumps(server.requests[1]["body"])
     # the transcript keeps what was asked and what was answered
     from app.cli.common import open_store
@@ -133,26 +142,14 @@ async def test_the_elicitation_card_takes_the_answer_in_band_and_the_model_reads
 async def test_the_form_takes_the_keys_so_esc_cancels_the_request_and_not_the_turn(home: Path) -> None:
     """The form appears with its first field focused (as an approval's keys are); Esc there cancels the
     server's request, the call ends as the server says and the model's turn goes on; the box has the keys again."""
-    config = Config(mcp=parse_servers({"ev": everything(approval="never")}, "test"))
-    script = streamgen.call_script(0, "c1", "ev__trigger-elicitation-request", "{}")
-    with FaultServer() as server:
-        server.replies += [Reply(streamgen.openai_chat(script)),
-                           Reply(streamgen.openai_chat([("text", "You cancelled it.")], finish="stop"))]
-        app = make_app(config=config, endpoint=Endpoint("openai-chat", server.url, "m", "test"))
-        app.cursor_blink = False
-        async with app.run_test(size=(120, 80)) as pilot:
-            await app.session.registry.settled()
-            app.screen.query_one(PromptInput).text = "ask me"
-            await pilot.press("enter")
-            await wait_for(pilot, lambda: app.screen.query(ElicitationForm), "the form on the running card")
-            form = app.screen.query_one(ElicitationForm)
-            await wait_for(pilot, lambda: form.has_focus_within, "the form to take the focus")
-            await pilot.press("escape")
-            await wait_for(pilot, lambda: "You cancelled it." in on_screen(app) and not app.session.busy,
-                           "the cancel to reach the server and the model to reply")
-            card = app.screen.query_one(ToolCard)
-            assert card.block.state == "ran" and "→ cancelled" in str(card._asked.render())
-            assert isinstance(app.focused, PromptInput)
+    async with form_shown("You cancelled it.") as (app, pilot, _, form):
+        await wait_for(pilot, lambda: form.has_focus_within, "the form to take the focus")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: "You cancelled it." in on_screen(app) and not app.session.busy,
+                       "the cancel to reach the server and the model to reply")
+        card = app.screen.query_one(ToolCard)
+        assert card.block.state == "ran" and "→ cancelled" in str(card._asked.render())
+        assert isinstance(app.focused, PromptInput)
 
 
 def test_ask_declines_a_request_for_input_and_says_so(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
