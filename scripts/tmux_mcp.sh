@@ -16,11 +16,11 @@ NODE="$(command -v node || true)"
 [[ -n "$NODE" && -f "$ENTRY" ]] || { echo "needs node and server-everything (make peers-everything)" >&2; exit 2; }
 WORK="$(mktemp -d)"
 SESSION="callstream-mcp-$$"
-SERVER_PID=""
+MODEL_PID=""
 
 cleanup() {
   tmux kill-session -t "$SESSION" 2>/dev/null || true
-  if [[ -n "$SERVER_PID" ]]; then kill "$SERVER_PID" 2>/dev/null || true; fi
+  if [[ -n "$MODEL_PID" ]]; then kill "$MODEL_PID" 2>/dev/null || true; fi
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -33,11 +33,8 @@ cat > "$WORK/script.json" <<'JSON'
   {"key": "Paris", "moves": [], "done": "Paris: mild, some clouds."}
 ], "otherwise": "Noted."}
 JSON
-"$ROOT/.venv/bin/python" "$ROOT/scripts/scripted_model.py" "$WORK/script.json" --port-file "$WORK/port" &
-SERVER_PID=$!
-for _ in $(seq 200); do [[ -s "$WORK/port" ]] && break; sleep 0.05; done
-[[ -s "$WORK/port" ]] || { echo "the scripted model did not start" >&2; exit 1; }
-PORT="$(cat "$WORK/port")"
+source "$ROOT/scripts/tmux_lib.sh"
+start_scripted_model "$WORK/script.json"
 
 export CALLSTREAM_HOME="$WORK/home"
 export CALLSTREAM_CONFIG="$WORK/config.toml"
@@ -56,7 +53,6 @@ startup_timeout = 60
 approval = "never"
 TOML
 
-pane() { tmux capture-pane -p -t "$SESSION" 2>/dev/null; }
 failed=0
 step() {  # step NAME TEXT SECONDS: wait until the screen shows TEXT, then print the pane
   local name="$1" text="$2" limit="$3" start=$SECONDS

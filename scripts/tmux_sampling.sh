@@ -42,11 +42,8 @@ cat > "$WORK/script.json" <<'JSON'
   {"key": "context: name a colour", "moves": [[{"say": "Teal."}]]}
 ]}
 JSON
-"$ROOT/.venv/bin/python" "$ROOT/scripts/scripted_model.py" "$WORK/script.json" --port-file "$WORK/port" &
-MODEL_PID=$!
-for _ in $(seq 1 100); do [ -s "$WORK/port" ] && break; sleep 0.1; done
-[ -s "$WORK/port" ] || { echo "the scripted model did not start" >&2; exit 1; }
-PORT="$(cat "$WORK/port")"
+source "$ROOT/scripts/tmux_lib.sh"
+start_scripted_model "$WORK/script.json"
 
 export CALLSTREAM_HOME="$WORK/home"
 export CALLSTREAM_CONFIG="$WORK/config.toml"
@@ -69,28 +66,6 @@ TOML
 
 tmux -f /dev/null new-session -d -s "$SESSION" -x 110 -y 44 \
   "env CALLSTREAM_HOME='$CALLSTREAM_HOME' CALLSTREAM_CONFIG='$CALLSTREAM_CONFIG' SCRIPTED_KEY=not-a-real-key TERM=xterm-256color '$ROOT/.venv/bin/callstream'"
-
-pane() { tmux capture-pane -p -t "$SESSION"; }
-
-wait_for() {  # wait_for TEXT [SECONDS]: until the screen shows TEXT
-  local text="$1" limit="${2:-30}" start=$SECONDS
-  until pane | grep -qF -- "$text"; do
-    if (( SECONDS - start > limit )); then
-      echo "timed out waiting for: $text" >&2
-      pane >&2
-      exit 1
-    fi
-    sleep 0.1
-  done
-}
-
-shot() {  # shot NAME: the screen as text
-  pane > "$OUT/$1.txt"
-  echo "captured $OUT/$1.txt"
-}
-
-keys() { tmux send-keys -t "$SESSION" "$@"; }
-type_text() { tmux send-keys -t "$SESSION" -l -- "$1"; }
 
 wait_for "Ask something" 30
 type_text "Please sample a colour from the server"

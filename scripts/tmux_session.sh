@@ -3,7 +3,7 @@
 # capture what the screen shows after each step:
 #
 #   type a question; while its reply streams, type the next one and press
-#   Enter (it is queued); scroll up (PageUp), down (PageDown), End; switch
+#   Enter (it is queued); approve the ticket (y); scroll up (PageUp), down (PageDown), End; switch
 #   the model mid-conversation (/model anthropic) and ask again; /copy the
 #   last reply (OSC 52 -> tmux's paste buffer); quit.
 #
@@ -34,27 +34,7 @@ tmux -f /dev/null new-session -d -s "$SESSION" -x 100 -y 32 \
   "env CALLSTREAM_HOME='$CALLSTREAM_HOME' CALLSTREAM_CONFIG='$CALLSTREAM_CONFIG' TERM=xterm-256color '$ROOT/.venv/bin/callstream'"
 tmux set-option -t "$SESSION" -g set-clipboard on   # the app's OSC 52 copy lands in tmux's buffer
 
-pane() { tmux capture-pane -p -t "$SESSION"; }
-
-wait_for() {  # wait_for TEXT [SECONDS]: until the screen shows TEXT
-  local text="$1" limit="${2:-30}" start=$SECONDS
-  until pane | grep -qF -- "$text"; do
-    if (( SECONDS - start > limit )); then
-      echo "timed out waiting for: $text" >&2
-      pane >&2
-      exit 1
-    fi
-    sleep 0.1
-  done
-}
-
-shot() {  # shot NAME: the screen as text
-  pane > "$OUT/$1.txt"
-  echo "captured $OUT/$1.txt"
-}
-
-keys() { tmux send-keys -t "$SESSION" "$@"; }
-type_text() { tmux send-keys -t "$SESSION" -l -- "$1"; }
+source "$ROOT/scripts/tmux_lib.sh"
 
 wait_for "Ask something" 30
 shot 01-start
@@ -67,6 +47,8 @@ keys Enter                           # Enter while the reply streams: queued, no
 wait_for "queued: Thanks. Show me order A-1042" 10
 shot 02-typed-while-streaming-queued
 
+wait_for "awaiting approval" 60      # the ticket waits for the person; the queued message waits behind it
+keys y                               # run it once
 wait_for "get_order" 60              # the queued message went once the turn ended
 wait_for "took " 60
 shot 03-queued-message-sent
