@@ -6,6 +6,7 @@ server says is printed inert."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..stream.inert import inert
@@ -31,7 +32,9 @@ async def _started(name: str) -> tuple[Any, Any] | int:
     return hub, catalog
 
 
-async def resources(name: str) -> int:
+async def _with_ready(name: str, then: Callable[[Any, Any], Awaitable[int]]) -> int:
+    """``then(server, catalog)`` once the one server named is started and ready; its failure (no such
+    server, not ready) said as a sentence otherwise, and the server closed however it ends."""
     started = await _started(name)
     if isinstance(started, int):
         return started
@@ -40,6 +43,13 @@ async def resources(name: str) -> int:
         server = hub.servers[0]
         if server.status.state != "ready":
             return fail(server.status.line())
+        return await then(server, catalog)
+    finally:
+        await hub.close()
+
+
+async def resources(name: str) -> int:
+    async def listed(server: Any, catalog: Any) -> int:
         if not catalog.has_resources(server):
             print(f"{name} offers no resources.")
             return 0
@@ -56,22 +66,15 @@ async def resources(name: str) -> int:
         if not offered.resources and not offered.templates:
             print(f"{name} lists no resources.")
         return 0 if not offered.problem else 1
-    finally:
-        await hub.close()
+
+    return await _with_ready(name, listed)
 
 
 async def read(name: str, uri: str) -> int:
     from ..mcp.resources import ResourceError, as_text
     from ..mcp.resources import read as read_resource
 
-    started = await _started(name)
-    if isinstance(started, int):
-        return started
-    hub, catalog = started
-    try:
-        server = hub.servers[0]
-        if server.status.state != "ready":
-            return fail(server.status.line())
+    async def shown(server: Any, catalog: Any) -> int:
         try:
             contents = await read_resource(catalog, name, uri)
         except ResourceError as exc:
@@ -79,5 +82,5 @@ async def read(name: str, uri: str) -> int:
             return 1
         print(inert(as_text(contents, server.output_limit)))
         return 0
-    finally:
-        await hub.close()
+
+    return await _with_ready(name, shown)
