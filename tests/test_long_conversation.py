@@ -99,6 +99,55 @@ async def test_a_thousand_exchanges_open_on_their_last_pages_and_scroll_to_the_t
         assert bounded(app) and on_screen(app, question(EXCHANGES - 1))
 
 
+async def test_end_and_home_next_to_the_window_keep_what_is_mounted(long_app: CallstreamApp) -> None:
+    """End after reading back within the window only scrolls; End with just the last page gone and Home
+    with just the first page gone mount that one page: the pages mounted stay the same widgets."""
+    app = long_app
+    async with app.run_test(size=SIZE) as pilot:
+        await opened(app, pilot)
+        transcript: Any = app.screen.query_one("#transcript")
+        window = transcript.window
+        for _ in range(3):
+            await pilot.press("pageup")
+        await quiet(pilot)
+        assert not window.detached and not on_screen(app, question(EXCHANGES - 1))
+        before = {number: list(widgets) for number, widgets in window.mounted.items()}
+        await pilot.press("end")
+        await wait_for(pilot, lambda: on_screen(app, question(EXCHANGES - 1)), "the last question again")
+        await quiet(pilot)
+        assert window.mounted == before and all(w.is_attached for page in before.values() for w in page)
+        # reading back until the last page went (the store brings it back)
+        for _ in range(60):
+            if window.detached:
+                break
+            await pilot.press("pageup")
+            await quiet(pilot)
+        assert window.detached and window.end == len(window.pages) - 1
+        kept = window.end - 1, window.mounted[window.end - 1]
+        await pilot.press("end")
+        await wait_for(pilot, lambda: on_screen(app, question(EXCHANGES - 1)), "the last question, its page back")
+        await quiet(pilot)
+        assert window.mounted[kept[0]] is kept[1] and all(w.is_attached for w in kept[1])
+        assert bounded(app) and not window.detached
+        # Home, then reading down until the first page went
+        await pilot.press("home")
+        await wait_for(pilot, lambda: on_screen(app, question(0)), "the first question on screen")
+        await quiet(pilot)
+        for _ in range(400):  # a few rows at a time: the first page goes alone, long before the second
+            if window.first == 1:
+                break
+            transcript.release_anchor()
+            transcript.scroll_relative(y=4, animate=False, immediate=True)
+            await quiet(pilot)
+        assert window.first == 1
+        kept = 1, window.mounted[1]
+        await pilot.press("home")
+        await wait_for(pilot, lambda: on_screen(app, question(0)), "the first question, its page back")
+        await quiet(pilot)
+        assert window.mounted[kept[0]] is kept[1] and all(w.is_attached for w in kept[1])
+        assert bounded(app) and window.first == 0
+
+
 async def test_a_search_hit_in_the_middle_opens_its_page_and_a_branch_switch_there_shows_the_other_version(
         long_app: CallstreamApp) -> None:
     from tests.test_tui import transcripts_listed

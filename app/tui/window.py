@@ -222,17 +222,38 @@ class Window:
         return True
 
     def to_top(self) -> None:
-        """Home: the first page (while a turn runs, the top of the window: pages keep coming as it is read)."""
-        if self.active and 0 not in self.mounted and not self.transcript.busy():
+        """Home: the first page (while a turn runs, the top of the window: pages keep coming as it is read).
+        Mounted already, the caller only scrolls; the page just above the window is mounted alone (a
+        remount of the whole window costs hundreds of milliseconds a key)."""
+        if not self.active or 0 in self.mounted or self.transcript.busy():
+            return
+        if self.first == 1:
+            self._extend(0)
+        else:
             self._replace(self.outline[0].seq)
 
     def to_end(self) -> bool:
-        """The end of the path mounted; True when the window moved (the caller scrolls)."""
+        """The end of the path mounted; True when the window moved (the caller scrolls). The last page
+        just below the window is mounted alone, keeping the window (see ``to_top``)."""
         if not self.active or not self.detached:
             return False
         self._refresh_outline()
-        self._replace(None)
+        last = len(self.pages) - 1
+        if self.mounted and self.end == last:
+            self._extend(last)
+        else:
+            self._replace(None)
         return True
+
+    def _extend(self, number: int) -> None:
+        """A jump to page ``number``, next to the window: that page mounted beside it, nothing held
+        (the caller scrolls to the top or the end, which stays put as the page is laid out)."""
+        above = number < self.first
+        self.load(number, trim=False)
+        transcript = self.transcript
+        # trimmed as seen from where the view goes (the old regions: the new page only pushes the rest further off)
+        self._trim(dropping_below=above, at=0 if above else transcript.max_scroll_y)
+        self._pin = None
 
     def _replace(self, around: int | None) -> None:
         """Every page and the live tail go; the pages around ``around`` come."""
@@ -294,10 +315,12 @@ class Window:
             self._paging = False
             self.transcript.call_after_refresh(self.scrolled)
 
-    def _trim(self, dropping_below: bool) -> None:
+    def _trim(self, dropping_below: bool, at: float | None = None) -> None:
+        """Pages far from the view (at ``at``, else where it is) go while more than ``MOST_PAGES`` are mounted."""
         transcript = self.transcript
         height = max(transcript.size.height, 1)
-        top, bottom = transcript.scroll_y - 2 * height, transcript.scroll_y + 3 * height
+        y = transcript.scroll_y if at is None else at
+        top, bottom = y - 2 * height, y + 3 * height
         while len(self.mounted) > MOST_PAGES:
             if dropping_below:
                 number = self.end - 1
