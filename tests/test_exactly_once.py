@@ -34,6 +34,7 @@ from app.tools.base import Tool, ToolContext, ToolError
 from app.tools.registry import Registry
 from tests import streamgen
 from tests.ledgers import leave_dead_claim
+from tests.waiting import next_turn
 
 FAULTS = ["cut_before_end", "cut_after_end", "error_after_end", "complete"]
 #: What the model writes when the same request comes again (a retry).
@@ -74,7 +75,7 @@ class ExactlyOnce(RuleBasedStateMachine):
             self.runs[ctx.idempotency_key] = self.runs.get(ctx.idempotency_key, 0) + 1
             self.ran_args.append((self._turn_of_request, json.dumps(arguments, sort_keys=True)))
             self.sent_runs.append(json.dumps(arguments, sort_keys=True))
-            await asyncio.sleep(0)  # a yield, not a wait: concurrent calls interleave here, as real I/O would
+            await next_turn()  # concurrent calls interleave here, as real I/O would
             if arguments.get("boom"):
                 raise ToolError("the downstream service failed")
             return f"effect {arguments['n']}"

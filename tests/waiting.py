@@ -10,7 +10,8 @@ what it waited for and what it saw. Three shapes of the one rule:
 - ``wait_until_sync(...)``: in plain blocking code (a child process, a file).
 
 ``quiet(pilot)`` waits for a screen with nothing left to do, for comparing
-two screens or taking a snapshot.
+two screens or taking a snapshot. ``next_turn()`` is not a wait at all: it lets
+the other ready tasks run once, as real I/O would.
 """
 
 from __future__ import annotations
@@ -20,8 +21,17 @@ import html
 import inspect
 import re
 import time
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Generator
 from typing import Any
+
+
+@types.coroutine
+def next_turn() -> Generator[None, None, None]:
+    """One turn of the event loop for the other ready tasks (a bare yield to the loop, which is all
+    asyncio's zero-second sleep does): concurrent coroutines interleave here, and no time passes."""
+    yield
+
 
 #: How long a state may take to arrive: far more than any test needs on an
 #: idle machine, so only a state that never comes fails.
