@@ -35,6 +35,20 @@ from tests.waiting import wait_until
 LINKED = "demo://resource/dynamic/text/2"
 
 
+async def chat_once(registry: Registry, tmp_path: Path, replies: list[bytes],
+                    text: str) -> tuple[Any, ChatSession, FaultServer]:
+    """``text`` sent through the real chat loop to a scripted Anthropic model answering ``replies`` in
+    turn, with ``registry``'s tools: (how the exchange ended, the session, the model's server)."""
+    with FaultServer() as model:
+        model.replies += [Reply(reply) for reply in replies]
+        session = ChatSession(Endpoint("anthropic", model.url, "m", "test"), registry, Ledger(tmp_path / "l.db"),
+                              "conv-resources", backoff=0.01, timeouts=Timeouts(10.0, 30.0, 60.0))
+        try:
+            return await session.send(text), session, model
+        finally:
+            await session.aclose()
+
+
 async def test_a_resource_link_on_a_card_is_read_by_the_model_through_the_read_only_built_in(tmp_path: Path) -> None:
     registry = Registry([])
     hub = open_hub(parse_servers({"ev": everything(approval="never")}, "test"), tmp_path / "logs")
@@ -49,16 +63,9 @@ async def test_a_resource_link_on_a_card_is_read_by_the_model_through_the_read_o
             streamgen.call_script(0, "c0", "ev__get-resource-links", json.dumps({"count": 2})),
             streamgen.call_script(1, "c1", "ev__get-resource-reference", json.dumps({})))
         second = streamgen.call_script(0, "c2", READER_NAME, json.dumps({"server": "ev", "uri": LINKED}))
-        with FaultServer() as model:
-            model.replies.append(Reply(streamgen.anthropic(first)))
-            model.replies.append(Reply(streamgen.anthropic(second)))
-            model.replies.append(Reply(streamgen.anthropic([("text", "Read it.")], stop_reason="end_turn")))
-            session = ChatSession(Endpoint("anthropic", model.url, "m", "test"), registry, Ledger(tmp_path / "l.db"),
-                                  "conv-resources", backoff=0.01, timeouts=Timeouts(10.0, 30.0, 60.0))
-            try:
-                done = await session.send("what do the resources say?")
-            finally:
-                await session.aclose()
+        replies = [streamgen.anthropic(first), streamgen.anthropic(second),
+                   streamgen.anthropic([("text", "Read it.")], stop_reason="end_turn")]
+        done, session, model = await chat_once(registry, tmp_path, replies, "what do the resources say?")
     finally:
         await registry.aclose()
     assert done.status == "done", done
@@ -215,15 +222,8 @@ async def test_an_image_resource_read_by_the_model_reaches_it_as_an_image(tmp_pa
     await registry.settled()
     try:
         script = streamgen.call_script(0, "c0", READER_NAME, json.dumps({"server": "rx", "uri": "img://pixel"}))
-        with FaultServer() as model:
-            model.replies.append(Reply(streamgen.anthropic(script)))
-            model.replies.append(Reply(streamgen.anthropic([("text", "A picture.")], stop_reason="end_turn")))
-            session = ChatSession(Endpoint("anthropic", model.url, "m", "test"), registry, Ledger(tmp_path / "l.db"),
-                                  "conv-image", backoff=0.01, timeouts=Timeouts(10.0, 30.0, 60.0))
-            try:
-                done = await session.send("look at the pixel")
-            finally:
-                await session.aclose()
+        replies = [streamgen.anthropic(script), streamgen.anthropic([("text", "A picture.")], stop_reason="end_turn")]
+        done, session, model = await chat_once(registry, tmp_path, replies, "look at the pixel")
     finally:
         await registry.aclose()
     assert done.status == "done", done
