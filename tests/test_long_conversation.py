@@ -9,6 +9,7 @@ of that sqlite file."""
 from __future__ import annotations
 
 import shutil
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +98,26 @@ async def test_a_thousand_exchanges_open_on_their_last_pages_and_scroll_to_the_t
         await wait_for(pilot, lambda: on_screen(app, question(EXCHANGES - 1)), "the last question again")
         await quiet(pilot)
         assert bounded(app) and on_screen(app, question(EXCHANGES - 1))
+
+
+async def test_pages_dropped_while_reading_are_freed_without_a_turn_ending(long_app: CallstreamApp) -> None:
+    """Automatic full collections are off (``collector``): the pages End drops after Home mounted them,
+    and what they drew, are freed by the collection their removal schedules, not kept until the next
+    turn ends (nor held by Textual's memo of ``StylesCache.get_inner_outer``)."""
+    app = long_app
+    async with app.run_test(size=SIZE) as pilot:
+        await opened(app, pilot)
+        await pilot.press("home")
+        await wait_for(pilot, lambda: on_screen(app, question(0)), "the first question on screen")
+        await quiet(pilot)
+        first = messages(app)
+        gone = [weakref.ref(w) for w in first] + [weakref.ref(w._styles_cache) for w in first]
+        del first
+        await pilot.press("end")
+        await wait_for(pilot, lambda: on_screen(app, question(EXCHANGES - 1)), "the last question again")
+        await wait_for(pilot, lambda: all(ref() is None for ref in gone),
+                       "the first pages' widgets and their drawings freed",
+                       seen=lambda: f"{sum(ref() is not None for ref in gone)} of {len(gone)} still alive")
 
 
 async def test_end_and_home_next_to_the_window_keep_what_is_mounted(long_app: CallstreamApp) -> None:

@@ -25,12 +25,15 @@ from widgets.note import NoteBlock
 from widgets.usage_line import UsageLine
 from widgets.user_message import UserMessage
 
+from . import collector
 from .pictures import attachment_widgets
 from .tally import Tally
 from .window import Window
 
 if TYPE_CHECKING:
     from widgets.tool_card import ToolCard
+
+    from textual.timer import Timer
 
     from ..chat.events import AttemptStarted, BlockGrew, BlockOpened, CallState, TurnSettled
     from ..chat.session import ChatSession
@@ -40,7 +43,10 @@ if TYPE_CHECKING:
 # The widgets of a reply (Markdown and markdown-it, the forming preview) are
 # imported where they are first used, not before the first frame.
 
-__all__ = ["Transcript"]
+__all__ = ["Transcript", "COLLECT_AFTER"]
+
+#: Seconds from a page's removal to the collection of what it held (``Transcript._collect``).
+COLLECT_AFTER = 0.5
 
 
 class Transcript(VerticalScroll):
@@ -68,6 +74,8 @@ class Transcript(VerticalScroll):
         #: Which pages of a stored conversation are mounted.
         self.window = Window(self)
         self._holding = False
+        #: The collection due after widgets went (``_collect``), once scheduled.
+        self._collecting: Timer | None = None
 
     def attach(self, session: ChatSession) -> None:
         self.session = session
@@ -109,8 +117,21 @@ class Transcript(VerticalScroll):
         return [child for child in self.children if child not in self.header]
 
     def remove_widgets(self, widgets: list[Widget]) -> None:
+        """``widgets`` go; what they held is collected soon after (see ``_collect``)."""
         if widgets:
             self.remove_children(widgets)
+            if self._collecting is None:
+                self._collecting = self.set_timer(COLLECT_AFTER, self._collect)
+
+    def _collect(self) -> None:
+        """The collection a turn's end makes (``collector.between_turns``), for pages that went while the
+        person reads: removed widgets are cycles, and automatic full collections are off (``collector``),
+        so without it every page dropped while scrolling stays in memory until the next turn ends. Not
+        while a turn runs (its end collects); at most once per ``COLLECT_AFTER`` while pages keep going,
+        so its cost (what was made since the last collection: the pages mounted since) stays small."""
+        self._collecting = None
+        if not self.busy():
+            collector.pages_dropped()
 
     def forget(self, seqs: list[int]) -> None:
         """These entries' widgets went (their page was dropped)."""
