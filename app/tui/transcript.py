@@ -31,9 +31,9 @@ from .tally import Tally
 from .window import Window
 
 if TYPE_CHECKING:
-    from widgets.tool_card import ToolCard
-
     from textual.timer import Timer
+
+    from widgets.tool_card import ToolCard
 
     from ..chat.events import AttemptStarted, BlockGrew, BlockOpened, CallState, TurnSettled
     from ..chat.session import ChatSession
