@@ -421,7 +421,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="10 and 100 exchanges, a 50-exchange live session")
     parser.add_argument("--sizes", default="", help="comma-separated sizes (default 10,100,1000)")
     parser.add_argument("--huge", action="store_true", help="also 10,000 exchanges (long with today's view)")
-    parser.add_argument("--live", type=int, default=None, help="exchanges of the live session (default 500)")
+    parser.add_argument("--live", type=int, default=None, help="exchanges of the live session (default 500; 0: none)")
     parser.add_argument("--rounds", type=int, default=None, help="key rounds per size (default 5; quick 2)")
     parser.add_argument("--open-timeout", type=float, default=180.0)
     parser.add_argument("--key-timeout", type=float, default=10.0)
@@ -454,7 +454,7 @@ def main() -> int:
             if use_elia:
                 elia.append(open_elia(n, work, opts))
                 print(f"  elia {n}: {elia[-1]['first']}", file=sys.stderr, flush=True)
-        lived = live_in_child(live, points, work)
+        lived = live_in_child(live, points, work) if live else {}
     after = os.getloadavg()
     print()
     print(f"Long conversations: reopened in a {COLS}×{ROWS} pseudo-terminal, and typed on live with the demo model "
@@ -497,6 +497,9 @@ def main() -> int:
               f"{slope([(r['n'], r['rss']) for r in elia])} | — | — |")
     else:
         print("\n(Elia: not installed under .venv-peers/elia (`make peers-startup`), not measured)")
+    if not live:
+        print("\n(Live session: not run, --live 0)")
+        return 0
     print()
     print(f"Live session: the demo model at full speed, {live} exchanges in one sitting (headless app, in its own "
           "process)")

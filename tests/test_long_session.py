@@ -55,6 +55,26 @@ async def test_typing_in_the_box_lays_out_nothing(home: Path) -> None:
         assert layouts == []
 
 
+async def test_a_key_looks_for_waiting_cards_only_while_a_call_can_wait(home: Path) -> None:
+    """Every key asks whether the approval keys apply (their bindings' ``check_action``): with no call
+    waiting, that answer comes from the session, never from walking the conversation's widgets (it
+    did, six times a key: most of what a PageUp cost at any length)."""
+    app = demo_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.warmed)
+        await send(app, pilot, "Show me order A-1042")  # cards on screen
+        await quiet(pilot)
+        transcript: Any = app.screen.query_one("#transcript")
+        assert transcript.cards()
+        walked: list[int] = []
+        original = transcript.cards
+        transcript.cards = lambda: walked.append(1) or original()
+        for key in ("pageup", "pagedown", "h", "i", "end", "home", "y", "backspace", "backspace"):
+            await pilot.press(key)
+        await quiet(pilot)
+        assert walked == []
+
+
 async def test_the_slash_hint_changes_its_words_without_a_layout(home: Path) -> None:
     app = demo_app()
     async with app.run_test(size=(100, 30)) as pilot:

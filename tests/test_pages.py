@@ -11,7 +11,7 @@ import pytest
 
 from app.store.pages import PAGE_LIMIT, outline_of
 from app.store.transcripts import Store
-from app.store.tree import history_of
+from app.store.tree import StoredUser, history_of
 from app.tui.window import EXCHANGES_PER_PAGE, paginate
 from tests.long_transcript import write_long
 
@@ -126,3 +126,28 @@ def test_the_outline_of_a_loaded_path_is_the_outline_read(store: Store) -> None:
         edited = next(e for e in loaded.tree if e.branch == "b1")
         other = store.load(loaded.id, loaded.leaf_under(edited.seq), whole=whole)
         assert other is not None and outline_of(other.items) == store.outline(other.id, other.head)
+
+
+def test_the_outline_after_entries_added_on_the_path_is_the_outline_read_whole(tmp_path: Path) -> None:
+    """``outline_after`` (End in a long sitting): the rows after the known outline continue it → the
+    whole outline, read from those rows alone; nothing added → the same; an entry added off the path
+    (a new version of an earlier message, which changes a count of versions) → None, read it whole."""
+    path = tmp_path / "callstream.db"
+    conversation = write_long(path, 6)
+    store = Store(path)
+    known = store.outline(conversation)
+    assert store.outline_after(conversation, known[-1].seq, known) == known
+    last = known[-1].seq
+    with store.transaction():
+        store.insert_entry(conversation, last + 1, StoredUser(last + 1, "one more", exchange="done"), last, "")
+        store.insert_entry(conversation, last + 2, StoredUser(last + 2, "and another", exchange="done"), last + 1, "")
+    assert store.outline_after(conversation, last + 2, known) == store.outline(conversation, last + 2)
+    assert store.outline_after(conversation, last + 1, known) is None  # last + 2 is off that path
+    grown = store.outline(conversation, last + 2)
+    with store.transaction():  # a second version of the message just added
+        store.insert_entry(conversation, last + 3, StoredUser(last + 3, "edited", exchange="done"), last + 1, "b9")
+    assert store.outline_after(conversation, last + 2, grown) is None
+    assert store.outline(conversation, last + 2)[-1].siblings == (1, 2) != grown[-1].siblings
+    assert store.outline_after(conversation, last + 3, known) is None
+    assert store.outline_after(conversation, last + 2, known) is None
+    assert store.outline_after(conversation, None, known) is None and store.outline_after(conversation, 0, []) is None

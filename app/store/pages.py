@@ -91,6 +91,38 @@ class Pages:
             seq = parent
         return path[::-1]
 
+    def outline_after(self, conversation: str, head: int | None, known: Sequence[OutlineEntry]) -> \
+            list[OutlineEntry] | None:
+        """``outline(conversation, head)`` when that path is ``known`` (an outline read earlier)
+        followed by every entry stored since (a number above its last): ``known`` plus those, read from
+        the rows after it alone, so a view that only wants what a session added does not read the
+        structure of thousands of exchanges again. None otherwise (the path does not continue ``known``,
+        an entry was added off it, which changes a count of versions, ``known`` is empty): the caller
+        reads it whole."""
+        if not known or head is None:
+            return None
+        last = known[-1].seq
+        rows = self._db.execute("SELECT seq, kind, parent, branch FROM entries WHERE conversation = ? AND seq > ? "
+                                "ORDER BY seq", (conversation, last)).fetchall()
+        if not rows:
+            return list(known) if head == last else None
+        by_seq = {r[0]: r for r in rows}
+        added: list[tuple[int, str, int | None, str]] = []
+        seq: int | None = head
+        while seq is not None and seq in by_seq and len(added) <= len(rows):  # a damaged loop ends the walk
+            added.append(by_seq[seq])
+            seq = by_seq[seq][2]
+        if seq != last or len(added) != len(rows):  # another path, or entries added off it (their siblings count)
+            return None
+        added.reverse()
+        parents = json.dumps(sorted({r[2] for r in added}))
+        family: dict[int | None, list[int]] = {}
+        for parent, child in self._db.execute("SELECT parent, seq FROM entries WHERE conversation = ? AND parent IN "
+                                              "(SELECT value FROM json_each(?)) ORDER BY seq", (conversation, parents)):
+            family.setdefault(parent, []).append(child)
+        return [*known, *(OutlineEntry(s, kind, parent, branch, (family[parent].index(s) + 1, len(family[parent])))
+                          for s, kind, parent, branch in added)]
+
     def page(self, conversation: str, seqs: Sequence[int]) -> list[StoredEntry]:
         """The whole entries numbered ``seqs`` (at most ``PAGE_LIMIT``), in
         entry order; an entry not stored is left out. Siblings are not counted

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
+from ..stream import ToolCallBlock
+
 if TYPE_CHECKING:
     from textual.app import App
     from textual.widget import Widget
@@ -64,13 +66,18 @@ class ApprovalDesk:
         call the dispatcher waits on, or a stored one the session can resume."""
         if not hasattr(self, "session"):
             return []
+        # the screen asks on every key (each approval binding's check_action): the cards are looked
+        # for only when a call can be waiting at all, not on every key of a conversation with hundreds
+        session = self.session
+        turns = session.turns
+        live = session.busy and bool(turns) and any(
+            isinstance(b, ToolCallBlock) and b.state == "awaiting approval" for b in turns[-1].blocks)
+        stored = {b.key for b in session.pending_approvals()}
+        if not live and not stored:
+            return []
         cards = [c for c in self.transcript.cards() if c.block.key is not None
                  and c.block.state in ("awaiting approval", "needs approval")
                  and c.block.key not in self._answered and not (c.approval is not None and c.approval.answered)]
-        if not cards:
-            return []
-        stored = {b.key for b in self.session.pending_approvals()}
-        live = self.session.busy
         return [c for c in cards if (live and c.block.state == "awaiting approval") or c.block.key in stored]
 
     def takes_keys(self, focused: Widget | None) -> bool:

@@ -188,6 +188,12 @@ class Transcript(VerticalScroll):
         finally:
             self._holding = False
 
+    def held_at_end(self) -> bool:
+        """The view follows the end (anchored, the anchor not released by the user's scrolling): Textual
+        keeps it at the bottom as content grows anywhere, so nothing else need hold it. (Textual
+        exposes whether the anchor is set, not whether it is released.)"""
+        return self.is_anchored and not self._anchor_released
+
     def _scrolled(self, _: float) -> None:
         if self.scroll_y >= self.max_scroll_y:
             self.marker.set_class(False, "-shown")

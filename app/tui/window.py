@@ -35,9 +35,10 @@ __all__ = ["Window", "paginate", "EXCHANGES_PER_PAGE", "FIRST_PAGES", "MOST_PAGE
 
 #: Exchanges in a page (a few screens of a tall terminal each, for a turn with calls and a reply).
 EXCHANGES_PER_PAGE = 4
-#: Pages mounted when a conversation opens (the last few screens; more come while they do not
-#: fill two screens above the viewport).
-FIRST_PAGES = 2
+#: Pages mounted in one batch when a conversation opens or the view jumps (the page of the entry
+#: shown, and the ones before it): what the first screen waits for. The rest come after it, a page a
+#: frame, while they do not fill two screens above and below the viewport.
+FIRST_PAGES = 1
 #: More pages mounted than this: the one farthest from the viewport goes, once it is two screens away.
 MOST_PAGES = 6
 
@@ -92,6 +93,8 @@ class Pane(Protocol):
     def head(self) -> int | None: ...
 
     def hold(self, y: int) -> None: ...
+
+    def held_at_end(self) -> bool: ...
 
 
 class Window:
@@ -173,11 +176,12 @@ class Window:
         self._pin = None
 
     def _mount_around(self, around: int | None) -> None:
+        """The page of entry ``around`` (else the last) and the ``FIRST_PAGES - 1`` before it, in one
+        batch: what a jump waits for before its screen is drawn. The pages around come after that screen
+        (``laid_out`` → ``scrolled``), each in a later frame."""
         target = self.page_of(around) if around is not None else None
-        if target is None:
-            numbers = list(range(max(0, len(self.pages) - FIRST_PAGES), len(self.pages)))
-        else:
-            numbers = list(range(max(0, target - 1), min(len(self.pages), target + FIRST_PAGES)))
+        last = len(self.pages) - 1 if target is None else target
+        numbers = list(range(max(0, last + 1 - FIRST_PAGES), last + 1))
         if not numbers:
             return
         widgets: list[Widget] = []
@@ -265,12 +269,18 @@ class Window:
         self._mount_around(around)
 
     def _refresh_outline(self) -> None:
-        """The path read again (entries the session added live are in the store)."""
+        """The path read again (entries the session added live are in the store): only the rows after
+        the outline's last entry when the path continues it (``Pages.outline_after``: an End at ten
+        thousand exchanges does not read them all again), else the whole path."""
         assert self.store is not None
         head = self.transcript.head()
-        outline = self.store.outline(self.conversation, head)
-        if [e.seq for e in outline[:len(self.outline)]] != [e.seq for e in self.outline]:
-            return  # another path: the caller's rerender reads it
+        outline = self.store.outline_after(self.conversation, head, self.outline)
+        if outline is None:
+            outline = self.store.outline(self.conversation, head)
+            if [e.seq for e in outline[:len(self.outline)]] != [e.seq for e in self.outline]:
+                return  # another path: the caller's rerender reads it
+        elif len(outline) == len(self.outline):
+            return  # nothing stored since
         self._set_outline(outline)
         self.transcript.reorder([entry.seq for entry in outline], {entry.seq: entry.kind for entry in outline})
 
@@ -293,7 +303,10 @@ class Window:
         above = number < self.first
         if above:
             anchor = self.mounted[self.first][0]
-            if self._pin is None:  # a pin already set (a jump, the page before) still says what is on screen
+            # a pin already set (a jump, the page before) still says what is on screen; a view held at the
+            # end by its anchor stays there as the page comes above (a pin taken before the first layout
+            # scrolled it there would hold the page's top instead)
+            if self._pin is None and not transcript.held_at_end():
                 self._hold(anchor)
             widgets = self._build(number)
             transcript.mount_all(widgets, before=anchor)
