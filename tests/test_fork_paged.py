@@ -4,8 +4,10 @@ whole tree: a fork through ``fork_at`` (the tree without text, the path read
 a page at a time) writes the same rows as ``fork`` given the whole tree (the
 way it was done before), attachments, branches, usage and the fork's origin
 included; a resync hands the entries another process added whole, and the
-same history and retry point as a whole read, read when first used. Real
-sqlite files, the real runtime and the demo model."""
+same history and retry point as a whole read, read when first used; a path
+read whole for a compaction or a reopened approval (``load_path``) is the
+whole read's path, and no other branch's text is read. Real sqlite files, the
+real runtime and the demo model."""
 
 from __future__ import annotations
 
@@ -216,3 +218,25 @@ def test_a_resync_reads_the_added_entries_whole_and_the_history_when_first_used(
     run(other.aclose())
     runtime.close()
     elsewhere.close()
+
+
+@pytest.mark.parametrize("head", [None, 32], ids=["main branch", "edited branch"])
+def test_a_path_read_whole_is_a_whole_read_s_path_and_no_other_branch_is_read(tmp_path: Path,
+                                                                             head: int | None) -> None:
+    path = tmp_path / "transcripts.db"
+    conversation = write_long(path, 10, branch_at=4)
+    store = Store(path)
+    try:
+        mine, whole = store.load_path(conversation, head), store.load(conversation, head)
+        assert mine is not None and whole is not None and mine.shallow
+        assert [_plain(e) for e in mine.items] == [_plain(e) for e in whole.items]
+        assert [e.siblings for e in mine.items] == [e.siblings for e in whole.items]
+        assert [e.seq for e in mine.tree] == [e.seq for e in whole.tree]
+        in_tree = {e.seq: e for e in mine.tree}
+        assert all(in_tree[e.seq] is e for e in mine.items)  # the tree holds the path's whole entries too
+        on_path = {e.seq for e in mine.items}
+        elsewhere = [e for e in mine.tree if e.seq not in on_path]
+        assert elsewhere and all(not getattr(e, "blocks", None) and not getattr(e, "text", "") for e in elsewhere)
+        assert history_of(mine.items) == history_of(whole)
+    finally:
+        store.close()

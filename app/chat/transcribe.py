@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import time
-from functools import partial
 from collections.abc import Iterator, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ..store import ConversationDeleted, Store, StoredTree, StoredTurn, StoredUser, history_of, retry_point
@@ -146,28 +146,23 @@ class TranscriptWriter:
         text (``Store.load(whole=False)``), the entries added on the path shown read whole (for the
         screen), and the path's history a reader called on first use (``DeferredHistory``), which
         reads the path page by page — never every block of every branch. A last turn with calls
-        awaiting approval is read whole, as at open (``Runtime.tree``): answering them rebuilds the
-        history from it."""
+        awaiting approval has its path read whole, as at open (``Runtime.tree``): answering them
+        rebuilds the history from it."""
         if self.store.entry_count(self.conversation) <= len(self._known):
             return None
         stored = self.store.load(self.conversation, whole=False)
+        if stored is not None and stored.pending_approvals():
+            stored = self.store.load_path(stored.id)
         if stored is None or stored.id != self.conversation:
             return None
-        if stored.pending_approvals():
-            stored = self.store.load(stored.id)
-            assert stored is not None
         path = stored.items
         added = [item for item in path if item.seq not in self._known]
-        if stored.shallow:  # read whole, each keeping its place among its siblings (the outline counts them)
-            places = {item.seq: item.siblings for item in added}
-            added = list(self.store.entries(stored.id, [item.seq for item in added]))
-            for item in added:
-                item.siblings = places[item.seq]
+        places = {item.seq: item.siblings for item in added}  # (a page does not count siblings: the tree did)
+        added = list(self.store.entries(stored.id, [item.seq for item in added]))
+        for item in added:
+            item.siblings = places[item.seq]
         self._known.update(item.seq for item in stored.tree)
         self._user = next((e.seq for e in reversed(path) if isinstance(e, StoredUser)), None)
-        if not stored.shallow:
-            history = history_of(stored)
-            return Resync(history, retry_point(stored, history), added, stored)
         seqs = [item.seq for item in path]
         conversation = stored.id
 

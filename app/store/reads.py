@@ -153,6 +153,27 @@ class Reads(Pages):
             self.fill_last(result, result.items)
         return result
 
+    def load_path(self, conversation: str, head: int | None = None) -> StoredTree | None:
+        """A stored conversation as ``load(whole=False)`` reads it, its path shown (``items``) read whole,
+        a page at a time (``Pages.entries``), each entry keeping its place among its siblings; every other
+        branch without its text. What needs the blocks of one path (a compaction, answering a last turn's
+        approvals) reads that path and no other branch. The tree stays ``shallow`` (the other branches
+        have no text): its path's history is ``history_of(stored.items)``."""
+        stored = self.load(conversation, head, whole=False)
+        if stored is None or not stored.items:
+            return stored
+        shallow = stored.items
+        places = {item.seq: item.siblings for item in shallow}
+        whole = builtins.list(self.entries(stored.id, [item.seq for item in shallow]))
+        if len(whole) != len(shallow):  # deleted meanwhile (another process)
+            return None
+        at = {item.seq: i for i, item in enumerate(stored.tree)}
+        for item in whole:
+            item.siblings = places[item.seq]
+            stored.tree[at[item.seq]] = item
+        stored.items = whole
+        return stored
+
     def fill_last(self, stored: StoredTree, path: builtins.list[StoredEntry]) -> None:
         """The last entry of ``path`` (a path of the shallow ``stored``) read whole, in the path and the tree."""
         shallow = path[-1]
