@@ -1,20 +1,24 @@
 """What a fork of a long conversation costs: ``Store.fork_at`` (what ``/fork``
 and ``callstream fork`` run) on a conversation of 10, 1,000 (and, with
-``--huge``, 10,000) exchanges, at its first exchange and at its last.
+``--huge``, 10,000) exchanges, at its first exchange and at its last; and
+what a resync costs (``TranscriptWriter.resync``: another process added the
+last exchange, and the session takes it in before it sends, its history read
+at once as ``send`` reads it).
 
-    python benchmarks/bench_fork.py                        # this checkout
-    python benchmarks/bench_fork.py --source /work/main    # another checkout's store (a before/after)
-    python benchmarks/bench_fork.py --huge
+    make bench-fork                                   # this checkout's store
+    make bench-fork BENCH_ARGS=--huge                 # 10,000 exchanges too
+    python benchmarks/bench_fork.py --source DIR      # another checkout's store (a before/after)
 
 The transcript is the long-conversation tests' (``tests/long_transcript.py``:
 each exchange a user message, a reply with a sentence and two search calls
 that ran, a Markdown reply with a list and a code block; an edited question
 half-way on a branch of its own), written through the real store into a
-fresh sqlite file. Each fork runs in a fresh process importing the store of
-``--source``: the table gives the fork's wall time and the process's peak RSS
-(``ru_maxrss``) beside its RSS just before the fork (the store opened), so
-the growth is the fork's. A fork at the first exchange copies three entries:
-what it costs beyond that is what it reads to get there.
+fresh sqlite file. Each fork (and resync) runs in a fresh process importing
+the store of ``--source``: the table gives its wall time and the process's
+peak RSS (``ru_maxrss``) beside its RSS just before (the store opened), so
+the growth is the fork's; each runs ``--rounds`` times (the best time, the
+least RSS). A fork at the first exchange copies three entries: what it costs
+beyond that is what it reads to get there.
 """
 
 from __future__ import annotations
@@ -49,9 +53,34 @@ store.close()
 print(json.dumps({"seconds": seconds, "before_kb": before, "peak_kb": peak, "copied": copied}))
 """
 
+#: The same for a resync of argv[3]: the writer knows every entry but the last exchange's three.
+RESYNC = """
+import json, resource, sys, time
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from types import SimpleNamespace
+from app.chat.transcribe import TranscriptWriter
+from app.store.transcripts import Store
+store = Store(Path(sys.argv[2]))
+conversation = sys.argv[3]
+writer = TranscriptWriter(store, SimpleNamespace(conversation=conversation), "demo")
+head = store._db.execute("SELECT head FROM conversations WHERE id = ?", (conversation,)).fetchone()[0]
+seqs = [r[0] for r in store._db.execute("SELECT seq FROM entries WHERE conversation = ?", (conversation,))]
+writer._known = set(seqs) - {head, head - 1, head - 2}
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+start = time.perf_counter()
+moved = writer.resync()
+history = moved.history() if callable(moved.history) else moved.history
+seconds = time.perf_counter() - start
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+store.close()
+print(json.dumps({"seconds": seconds, "before_kb": before, "peak_kb": peak, "copied": len(moved.added)}))
+"""
+
 
 def fork_once(source: Path, db: Path, conversation: str, at: str) -> dict[str, float]:
-    out = subprocess.run([sys.executable, "-c", CHILD, str(source), str(db), conversation, at],
+    code = RESYNC if at == "resync" else CHILD
+    out = subprocess.run([sys.executable, "-c", code, str(source), str(db), conversation, at],
                          check=True, capture_output=True, text=True).stdout
     result: dict[str, float] = json.loads(out)
     return result
@@ -65,18 +94,19 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [10, 1000] + ([10000] if args.huge else [])
     print(f"store: {args.source}")
-    print(f"{'exchanges':>9} | {'fork at':>8} | {'entries':>7} | {'time':>9} | {'peak RSS':>8} | {'growth':>8}")
-    print(f"{'-' * 9}-|-{'-' * 8}-|-{'-' * 7}-|-{'-' * 9}-|-{'-' * 8}-|-{'-' * 8}")
+    print("entries: copied by the fork; read whole by the resync (the ones added)")
+    print(f"{'exchanges':>9} | {'what':>12} | {'entries':>7} | {'time':>9} | {'peak RSS':>8} | {'growth':>8}")
+    print(f"{'-' * 9}-|-{'-' * 12}-|-{'-' * 7}-|-{'-' * 9}-|-{'-' * 8}-|-{'-' * 8}")
     for size in sizes:
         with tempfile.TemporaryDirectory() as tmp:
             db = Path(tmp) / "transcripts.db"
             conversation = write_long(db, size, branch_at=size // 2)
-            for label, at in (("first", "2"), ("last", "head")):
+            for label, at in (("fork first", "2"), ("fork last", "head"), ("resync", "resync")):
                 runs = [fork_once(args.source, db, conversation, at) for _ in range(args.rounds)]
                 best = min(runs, key=lambda r: r["seconds"])
                 peak = min(r["peak_kb"] for r in runs) / 1024
                 growth = min(r["peak_kb"] - r["before_kb"] for r in runs) / 1024
-                print(f"{size:>9,} | {label:>8} | {int(best['copied']):>7,} | {best['seconds'] * 1000:>6.0f} ms | "
+                print(f"{size:>9,} | {label:>12} | {int(best['copied']):>7,} | {best['seconds'] * 1000:>6.0f} ms | "
                       f"{peak:>5.0f} MB | {growth:>5.0f} MB", flush=True)
 
 

@@ -1,6 +1,9 @@
 """The store's reads: the conversations listed or searched, which one an id
-names, and one conversation loaded whole as its tree (``StoredTree``), each
-block put back together from its record, its call buffer and its prose."""
+names, and one conversation loaded as its tree (``StoredTree``): whole, each
+block put back together from its record, its call buffer and its prose (an
+export, which writes every branch); without text (what a view needs: the
+screen reads pages); or without text but for one path read whole
+(``load_path``: what a compaction or answering a reopened approval needs)."""
 
 from __future__ import annotations
 
