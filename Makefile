@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: setup run test test-all fuzz bench bench-tui bench-warming bench-mcp bench-memory bench-attach bench-ledger bench-limits bench-search bench-startup bench-many-calls bench-long bench-compare typecheck lint contracts clean peers-mcp peers-litellm peers-startup peers peers-everything peers-conformance
+.PHONY: setup run test test-all fuzz bench bench-tui bench-warming bench-mcp bench-memory bench-attach bench-ledger bench-limits bench-search bench-startup bench-many-calls bench-long bench-fork bench-compare typecheck lint contracts clean peers-mcp peers-litellm peers-startup peers peers-everything peers-conformance
 
 $(STAMP): requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -87,7 +87,7 @@ bench-compare: setup
 	scripts/bench_compare.sh $(REF) $(TARGETS)
 
 # bench-NAME runs benchmarks/bench_NAME.py (a dash in NAME is an underscore in the file).
-BENCHES := bench-tui bench-warming bench-ledger bench-search bench-mcp bench-limits bench-memory bench-startup bench-attach \
+BENCHES := bench-fork bench-tui bench-warming bench-ledger bench-search bench-mcp bench-limits bench-memory bench-startup bench-attach \
            bench-many-calls bench-long
 
 $(BENCHES): bench-%: setup

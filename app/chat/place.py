@@ -29,12 +29,13 @@ Retry = tuple[int, int | None] | Callable[[list[Entry]], tuple[int, int | None] 
 @dataclass(slots=True)
 class Resync:
     """The stored conversation moved on in another process: the history to
-    continue from, where Ctrl+R would start (as ``ChatSession._failed``),
-    the stored items this session had not seen (for the screen), and the
-    conversation as stored now (the session moves to where it was last shown)."""
+    continue from (or a reader of it, called on first use: ``DeferredHistory``),
+    where Ctrl+R would start (as ``ChatSession._failed``), the stored items this
+    session had not seen (for the screen), and the conversation as stored now
+    (the session moves to where it was last shown)."""
 
-    history: list[Entry]
-    failed: tuple[int, int | None] | None
+    history: list[Entry] | Callable[[], list[Entry]]
+    failed: Retry | None
     added: list[StoredEntry]
     stored: StoredTree
 

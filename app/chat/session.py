@@ -490,7 +490,7 @@ class ChatSession:
             self.busy = False
         record.note = last.note = answered_note(last.note, pending_names(last.blocks))  # stored and told as ended
         self._emit(TurnNoted(last.turn, last.note))
-        self.history = history_of(self.stored)
+        self.history = history_of(self.stored.items)  # (the path is whole: ``Store.load_path``)
         self.next_turn = max(self.next_turn, last.turn + 1)
         return not any(b.state in PENDING_APPROVAL for b in pending)
 

@@ -21,11 +21,13 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterator, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ..store import ConversationDeleted, Store, StoredTree, StoredTurn, StoredUser, history_of, retry_point
 from ..stream import ToolCallBlock
 from ..stream.attachments import Attachment
+from ..stream.history import Entry
 from .events import (
     AttemptFailed,
     BlockGrew,
@@ -140,17 +142,34 @@ class TranscriptWriter:
             self._hold(f"streaming turn {turn}")
 
     def resync(self) -> Resync | None:
-        """The stored conversation as it is now, if another process added to it."""
+        """The stored conversation as it is now, if another process added to it: its tree without the
+        text (``Store.load(whole=False)``), the entries added on the path shown read whole (for the
+        screen), and the path's history a reader called on first use (``DeferredHistory``), which
+        reads the path page by page — never every block of every branch. A last turn with calls
+        awaiting approval has its path read whole, as at open (``Runtime.tree``): answering them
+        rebuilds the history from it."""
         if self.store.entry_count(self.conversation) <= len(self._known):
             return None
-        stored = self.store.load(self.conversation)
+        stored = self.store.load(self.conversation, whole=False)
+        if stored is not None and stored.pending_approvals():
+            stored = self.store.load_path(stored.id)
         if stored is None or stored.id != self.conversation:
             return None
-        added = [item for item in stored.items if item.seq not in self._known]
+        path = stored.items
+        added = [item for item in path if item.seq not in self._known]
+        places = {item.seq: item.siblings for item in added}  # (a page does not count siblings: the tree did)
+        added = list(self.store.entries(stored.id, [item.seq for item in added]))
+        for item in added:
+            item.siblings = places[item.seq]
         self._known.update(item.seq for item in stored.tree)
-        history = history_of(stored)
-        self._user = next((e.seq for e in reversed(stored.items) if isinstance(e, StoredUser)), None)
-        return Resync(history, retry_point(stored, history), added, stored)
+        self._user = next((e.seq for e in reversed(path) if isinstance(e, StoredUser)), None)
+        seqs = [item.seq for item in path]
+        conversation = stored.id
+
+        def read() -> list[Entry]:
+            return history_of(self.store.entries(conversation, seqs))
+
+        return Resync(read, partial(retry_point, path), added, stored)
 
     def _ensure_conversation(self) -> None:
         # created with its first message (an app opened and closed leaves nothing behind), and only then:

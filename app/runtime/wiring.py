@@ -164,11 +164,11 @@ class Runtime:
 
     def tree(self, conversation: str, head: int | None = None) -> StoredTree | None:
         """A stored conversation as opening it needs it: its tree without text (``Store.load(whole=False)``;
-        the screen reads pages), whole when its last turn has calls awaiting approval (answering them
-        rebuilds the history from it)."""
+        the screen reads pages), its path read whole when its last turn has calls awaiting approval
+        (answering them rebuilds the history from it: ``Store.load_path``, no other branch's blocks)."""
         stored = self.store.load(conversation, head, whole=False)
         if stored is not None and stored.pending_approvals():
-            stored = self.store.load(stored.id, head)
+            stored = self.store.load_path(stored.id, head)
         return stored
 
     def _place(self, session: ChatSession, stored: StoredTree, path: list[StoredEntry], position: int | None,
@@ -230,7 +230,7 @@ class Runtime:
         """``/compact``, ``ask --compact``: the older part of the session's path summarised by its model,
         the conversation going on from the summary and the recent turns on a new branch
         (``chat.compaction``); the session is put at that branch's end. Raises ``CompactionRefused``."""
-        stored = self.store.load(session.conversation, session.position)
+        stored = self.store.load_path(session.conversation, session.position)  # the path whole, no other branch
         if stored is None or not stored.items:
             raise CompactionRefused("Nothing to compact yet: the conversation has no messages.")
         done = await compact(session, self.store, stored)

@@ -1,6 +1,9 @@
 """The store's reads: the conversations listed or searched, which one an id
-names, and one conversation loaded whole as its tree (``StoredTree``), each
-block put back together from its record, its call buffer and its prose."""
+names, and one conversation loaded as its tree (``StoredTree``): whole, each
+block put back together from its record, its call buffer and its prose (an
+export, which writes every branch); without text (what a view needs: the
+screen reads pages); or without text but for one path read whole
+(``load_path``: what a compaction or answering a reopened approval needs)."""
 
 from __future__ import annotations
 
@@ -152,6 +155,27 @@ class Reads(Pages):
         if not whole and result.items:
             self.fill_last(result, result.items)
         return result
+
+    def load_path(self, conversation: str, head: int | None = None) -> StoredTree | None:
+        """A stored conversation as ``load(whole=False)`` reads it, its path shown (``items``) read whole,
+        a page at a time (``Pages.entries``), each entry keeping its place among its siblings; every other
+        branch without its text. What needs the blocks of one path (a compaction, answering a last turn's
+        approvals) reads that path and no other branch. The tree stays ``shallow`` (the other branches
+        have no text): its path's history is ``history_of(stored.items)``."""
+        stored = self.load(conversation, head, whole=False)
+        if stored is None or not stored.items:
+            return stored
+        shallow = stored.items
+        places = {item.seq: item.siblings for item in shallow}
+        whole = builtins.list(self.entries(stored.id, [item.seq for item in shallow]))
+        if len(whole) != len(shallow):  # deleted meanwhile (another process)
+            return None
+        at = {item.seq: i for i, item in enumerate(stored.tree)}
+        for item in whole:
+            item.siblings = places[item.seq]
+            stored.tree[at[item.seq]] = item
+        stored.items = whole
+        return stored
 
     def fill_last(self, stored: StoredTree, path: builtins.list[StoredEntry]) -> None:
         """The last entry of ``path`` (a path of the shallow ``stored``) read whole, in the path and the tree."""

@@ -53,17 +53,24 @@ class Store(Writes, Reads):
 
     def fork(self, source: StoredTree, at: int, new_id: str) -> str:
         """A new conversation holding the path of ``source`` up to entry
-        ``at`` (copies; the source is untouched), remembered as forked from it."""
+        ``at`` (copies; the source is untouched), remembered as forked from it.
+        A tree read without its text (``load(whole=False)``) has its path read
+        whole a page at a time (``Pages.entries``), each page copied before the
+        next is read: a fork holds one page of blocks, never the conversation's,
+        and reads no other branch."""
         path = source.path_to(at)
         if not path:
             raise ValueError(f"conversation {source.id} has no entry {at}")
+        entries = self.entries(source.id, [item.seq for item in path]) if source.shallow else iter(path)
         with self.transaction():
             self.create(new_id, source.provider, source.model, source.dialect, source.title,
                         forked_from=source.id, forked_at=at)
             parent: int | None = None
-            for seq, item in enumerate(path):
+            for seq, item in enumerate(entries):
                 self.insert_entry(new_id, seq, item, parent, "")
                 parent = seq
+            if parent != len(path) - 1:  # deleted since it was read (another process): nothing is kept
+                raise ConversationNotFound(f"conversation {source.id} was deleted while it was being forked")
             self._db.execute("UPDATE conversations SET head = ?, forked_len = ? WHERE id = ?",
                              (len(path) - 1, len(path), new_id))
         return new_id
@@ -72,7 +79,9 @@ class Store(Writes, Reads):
         """Fork ``conversation`` (an id or a unique prefix) at entry ``at``
         (default: where it was last shown): (the source, the entry, the new
         id). Raises LookupError with a sentence when either is not there."""
-        source = self.load(self.resolve(conversation))  # an unknown or ambiguous id: an UnresolvedConversation
+        # an unknown or ambiguous id: an UnresolvedConversation; the tree without its text (the path is
+        # read whole a page at a time as it is copied: ``fork``)
+        source = self.load(self.resolve(conversation), whole=False)
         if source is None:
             raise ConversationNotFound(f"no stored conversation {conversation!r} (callstream transcripts lists them)")
         at = source.head if at is None else at
