@@ -14,7 +14,7 @@ to finish (``mark_killed``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..rules.told import told, turn_note
@@ -25,7 +25,7 @@ from ..stream.history import Assistant, Entry, User
 from ..stream.usage import Usage
 
 __all__ = ["StoredUser", "StoredTurn", "StoredEntry", "StoredTree", "history_of", "retry_point", "retryable",
-           "mark_killed", "KILLED"]
+           "mark_killed", "exchange_ended", "KILLED"]
 
 #: What a reopen says about a turn the process did not live to finish.
 KILLED = "callstream stopped"
@@ -200,3 +200,15 @@ def retry_point(conversation: StoredTree | list[StoredEntry],
     if dispatched(last.blocks):
         return len(history), None
     return max(i for i, e in enumerate(history) if isinstance(e, Assistant)), last.turn
+
+
+def exchange_ended(items: Sequence[StoredEntry]) -> str | None:
+    """How the last exchange of ``items`` ended, as stored (a turn the process did not live to finish:
+    failed): what the screen's status line says on reopening."""
+    status: str | None = None
+    for item in items:
+        if isinstance(item, StoredUser):
+            status = item.exchange
+        elif item.killed:
+            status = "failed"
+    return status

@@ -398,18 +398,21 @@ class Transcript(VerticalScroll):
         if runtime is None or not stored.items:
             return self.render_items(stored.items)
         from ..store.pages import outline_of
+        from ..store.tree import exchange_ended
 
         window = self.window
         window.open(runtime.store, stored.id, stored.head, around, live=stored.items[-1],
                     outline=outline_of(stored.items))
         self.reorder([entry.seq for entry in window.outline], {entry.seq: entry.kind for entry in window.outline})
         last_user = max((i for i, e in enumerate(window.outline) if e.kind == "user"), default=0)
-        return exchange_status(runtime.store.page(stored.id, [e.seq for e in window.outline[last_user:]]))
+        return exchange_ended(runtime.store.page(stored.id, [e.seq for e in window.outline[last_user:]]))
 
     def render_items(self, items: list[Any]) -> str | None:
         """Stored entries at the end, in the shape they were shown in live (with a ‹n/m›
         marker above an entry that has other versions); the status the last
         exchange ended with, if it did not end well."""
+        from ..store.tree import exchange_ended
+
         widgets, seqs = self.build_items(items, last=True)
         for item, seq in zip(items, seqs, strict=True):
             self._enter(seq, "turn" if hasattr(item, "blocks") else "user")
@@ -417,7 +420,7 @@ class Transcript(VerticalScroll):
             if self.window.detached and not self.busy():
                 self.window.to_end()
             self.mount_all(widgets)
-        return exchange_status(items)
+        return exchange_ended(items)
 
     def build_items(self, items: list[Any], last: bool) -> tuple[list[Widget], list[int]]:
         """The widgets of stored entries (whole exchanges), registered as showing them; the
@@ -487,15 +490,3 @@ class Transcript(VerticalScroll):
             self.usage_line = line
         return widgets, seqs
 
-
-def exchange_status(items: list[Any]) -> str | None:
-    """How the last exchange of ``items`` ended, as stored (a turn the process did not live to finish: failed)."""
-    from ..store import StoredUser
-
-    status: str | None = None
-    for item in items:
-        if isinstance(item, StoredUser):
-            status = item.exchange
-        elif item.killed:
-            status = "failed"
-    return status
