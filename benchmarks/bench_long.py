@@ -9,7 +9,7 @@ Markdown reply with a list and a code block) as a Claude Code session file,
 read in by the real ``callstream import``, then ``callstream open ID`` runs
 in a 120×40 pseudo-terminal. Measured: the time from the exec to the first
 output that draws the last message (its closing sentence), the time until
-the app stops drawing (output quiet for half a second: the whole screen
+the app stops drawing (output quiet for half a second, the blinking cursor aside: the whole screen
 drawn), the process's peak RSS (``VmHWM``), and key → screen p95 for PageUp,
 End and Home (rounds of PageUp ×3, End, Home, End; a key's screen is the
 first output after it that draws what the key must show: a screenful for
@@ -151,6 +151,9 @@ class Terminal:
             os.execv(argv[0], argv)
         fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
         self.chunks: list[tuple[float, bytes]] = []
+        #: When the last chunk that drew something came (``_drawn``), and the last two chunks' text.
+        self.drawn_at = self.start
+        self._recent: list[bytes] = []
         self.lock = threading.Condition()
         self.done = False
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -172,7 +175,9 @@ class Terminal:
                     self.done = True
                     self.lock.notify_all()
                     return
-                self.chunks.append((time.perf_counter(), data))
+                stamp = time.perf_counter()
+                self.chunks.append((stamp, data))
+                self._drawn(stamp, data)
                 self.lock.notify_all()
 
     def wait_for(self, since: int, seen: Callable[[bytes], bool], timeout: float) -> float | None:
@@ -195,15 +200,24 @@ class Terminal:
                 self.lock.wait(min(left, 0.1))
 
     def quiet(self, for_seconds: float, limit: float) -> float:
-        """When the program stopped drawing: the last chunk before ``for_seconds`` of silence (or ``limit``)."""
+        """When the program stopped drawing: the last drawing chunk before ``for_seconds`` of silence
+        (or ``limit``). See ``_drawn`` for what draws."""
         end = time.perf_counter() + limit
         while time.perf_counter() < end:
             with self.lock:
-                last = self.chunks[-1][0] if self.chunks else self.start
+                last = self.drawn_at
             if time.perf_counter() - last >= for_seconds:
                 return last
             time.sleep(0.05)
         return time.perf_counter()
+
+    def _drawn(self, stamp: float, data: bytes) -> None:
+        """The input box's blinking cursor (a redraw every half second, the same row each time) is not
+        drawing: a chunk whose text is one of the two before it does not move ``drawn_at``."""
+        text = ESCAPES.sub(b"", data)
+        if text not in self._recent:
+            self.drawn_at = stamp
+        self._recent = [*self._recent[-1:], text]
 
     def mark(self) -> int:
         with self.lock:
