@@ -35,7 +35,9 @@ _SMALL = 1 << 16
 
 #: Lines this long in all are read one at a time (``_feed_long``): decoded whole and split, a
 #: 10 MB ``data:`` line was the joined bytes, their text, the split line and its value at once.
-_HUGE = 1 << 20
+#: A quarter of a megabyte, not a megabyte: a 1 MB call's restatement (Responses'
+#: ``function_call_arguments.done``, Gemini's whole call) fell just short of that.
+_HUGE = 1 << 18
 
 
 @dataclass(slots=True)
