@@ -227,3 +227,30 @@ def test_a_line_under_a_quarter_megabyte_is_decoded_with_its_chunk() -> None:
     decoder = _Counting()
     events = decoder.feed(b"data: " + value + b"\n\n")
     assert [e.data for e in events] == [value.decode()] and decoder.straight == []
+
+
+def test_an_unfinished_long_line_is_held_in_pieces_of_at_least_a_big_block() -> None:
+    """Why: 16 KiB chunks of a megabyte line are heap blocks whose hole, once
+    the line is joined, stayed resident beside its text and its parse; joined
+    as they reach ``_BIG`` bytes they are blocks glibc maps on its own and
+    gives back. The bytes read are the same."""
+    value = bytes(range(97, 123)) * 40_000
+    decoder = SSEDecoder()
+    stream = b"data: " + value
+    for at in range(0, len(stream), 16384):
+        assert decoder.feed(stream[at : at + 16384]) == []
+    held = decoder._partial
+    assert b"".join(held) == stream
+    assert sum(len(p) for p in held if len(p) < sse._BIG) < sse._BIG
+    assert len([p for p in held if len(p) >= sse._BIG]) <= len(stream) // sse._BIG
+    assert [e.data for e in decoder.feed(b"\n\n")] == [value.decode()]
+
+
+def test_a_line_cut_into_single_bytes_reads_the_same() -> None:
+    """The joins take adjacent pieces only, however small the chunks."""
+    line = b"data: " + "é😀x".encode() * 60_000 + b"\r\n\r\n"
+    decoder = SSEDecoder()
+    events = []
+    for at in range(0, len(line), 7):
+        events.extend(decoder.feed(line[at : at + 7]))
+    assert [e.data for e in events] == [("é😀x" * 60_000)]
