@@ -82,7 +82,7 @@ def test_a_piece_already_big_is_never_joined_again() -> None:
     big = "x" * BIG
     parts: list[str] = [big]
     loose = 0
-    for i in range(BIG // 8 + JOIN_EVERY):
+    for _ in range(BIG // 8 + JOIN_EVERY):
         loose = append_piece(parts, "abcdefgh", loose)
     assert parts[0] is big and "".join(parts) == big + "abcdefgh" * (BIG // 8 + JOIN_EVERY)
     assert len(parts[1]) >= BIG
