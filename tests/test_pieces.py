@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.stream import TextBlock, ToolCallBlock
-from app.stream.pieces import JOIN_EVERY, append_piece
+from app.stream.pieces import BIG, JOIN_EVERY, append_piece
 from app.stream.preview import KEPT, FormingPreview
 
 _PIECES = st.lists(st.text(max_size=6), max_size=400)
@@ -60,3 +60,29 @@ def test_a_megabyte_in_four_character_fragments_is_a_few_thousand_objects() -> N
     assert call.arguments_raw == text
     assert preview.stable_names() == {"body"}
     assert preview._values[("body",)] == body[:KEPT]  # the card's line needs no more: the value is the call's
+
+
+def test_a_megabyte_buffer_is_held_in_pieces_of_at_least_big() -> None:
+    """Why: pieces of a kilobyte are heap blocks, and the hole they leave when
+    the buffer is joined stays resident beside the buffer and its parse; pieces
+    of ``BIG`` or more are each mapped on their own and given back when freed.
+    Only the pieces since the last big one (fewer than ``BIG`` in all) are small."""
+    text = json.dumps({"body": "The parcel left the hub. " * 40_000})
+    call = ToolCallBlock(id="c", name="t")
+    for i in range(0, len(text), 16):
+        call.add(text[i : i + 16])
+    small = [p for p in call.fragments if len(p) < BIG]
+    assert sum(map(len, small)) < BIG + 16 * JOIN_EVERY
+    assert len(call.fragments) - len(small) <= len(text) // BIG
+    assert call.arguments_raw == text
+
+
+def test_a_piece_already_big_is_never_joined_again() -> None:
+    """The second join takes only the small pieces after the last big one: a big piece is copied once."""
+    big = "x" * BIG
+    parts: list[str] = [big]
+    loose = 0
+    for _ in range(BIG // 8 + JOIN_EVERY):
+        loose = append_piece(parts, "abcdefgh", loose)
+    assert parts[0] is big and "".join(parts) == big + "abcdefgh" * (BIG // 8 + JOIN_EVERY)
+    assert len(parts[1]) >= BIG

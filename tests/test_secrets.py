@@ -193,3 +193,18 @@ def test_a_text_redacted_in_pieces_is_the_whole_text_redacted(words: list[str], 
     # credential still forming and is held whole (safe_cut), up to _CUT_LOOK
     run = max((len(r) for r in re.findall(r"\S+", text)), default=0)
     assert all(len(piece) <= 4 * window + 400 + run for piece in out)
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet=st.sampled_from("ab1.=/- \n\"é,"), max_size=3000), st.data())
+def test_the_last_break_is_found_from_the_end_as_the_list_of_every_break_gave_it(text: str,
+                                                                                  data: st.DataObject) -> None:
+    """Why: ``safe_cut`` made a list of every break in 64 KiB before a cut (half
+    a megabyte of ints at each cut of a big call's claim) to read its last;
+    looked for from the end, the answer must be the same for any range."""
+    from app.stream.redact import _NOT_TOKEN, _last_break
+
+    low = data.draw(st.integers(0, len(text)))
+    high = data.draw(st.integers(low, len(text)))
+    breaks = [m.end() for m in _NOT_TOKEN.finditer(text, low, high)]
+    assert _last_break(text, low, high) == (breaks[-1] if breaks else None)

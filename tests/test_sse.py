@@ -191,3 +191,66 @@ def test_a_line_of_megabytes_reads_as_the_same_events_however_it_is_cut(
     decoder = SSEDecoder()
     decoder.feed(stream)
     assert decoder.head == (before.decode() + "data: " + value.decode())[:512]  # what an error names
+
+
+class _Counting(SSEDecoder):
+    """Counts the ``data:`` values read straight from the bytes (``_feed_long``'s way)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.straight: list[int] = []
+
+    def _data_line(self, value: str) -> None:
+        self.straight.append(len(value))
+        super()._data_line(value)
+
+
+def test_the_line_of_a_one_megabyte_call_is_read_straight_from_its_bytes() -> None:
+    """A call of 1 MB (a line a little under a MiB: Responses' ``.done``,
+    Gemini's whole call) is read a line at a time, its value decoded straight
+    from the bytes, as a 10 MB one is: decoded whole, the joined bytes, their
+    text, the split line and its value were all held at once, the peak of a
+    1 MB call on those wires (``make bench-memory``)."""
+    value = b"x" * 1_000_000
+    stream = b"data: a\n\ndata: " + value + b"\n\ndata: b\n\n"
+    decoder = _Counting()
+    events = []
+    for at in range(0, len(stream), 16384):
+        events.extend(decoder.feed(stream[at : at + 16384]))
+    assert [e.data for e in events] == ["a", value.decode(), "b"]
+    assert decoder.straight == [len(value)]
+
+
+def test_a_line_under_a_quarter_megabyte_is_decoded_with_its_chunk() -> None:
+    """Lines shorter than ``_HUGE`` keep the ordinary way (a chunk's lines decoded and split in one go)."""
+    value = b"y" * (sse._HUGE - 4096)
+    decoder = _Counting()
+    events = decoder.feed(b"data: " + value + b"\n\n")
+    assert [e.data for e in events] == [value.decode()] and decoder.straight == []
+
+
+def test_an_unfinished_long_line_is_held_in_pieces_of_at_least_a_big_block() -> None:
+    """Why: 16 KiB chunks of a megabyte line are heap blocks whose hole, once
+    the line is joined, stayed resident beside its text and its parse; joined
+    as they reach ``_BIG`` bytes they are blocks glibc maps on its own and
+    gives back. The bytes read are the same."""
+    value = bytes(range(97, 123)) * 40_000
+    decoder = SSEDecoder()
+    stream = b"data: " + value
+    for at in range(0, len(stream), 16384):
+        assert decoder.feed(stream[at : at + 16384]) == []
+    held = decoder._partial
+    assert b"".join(held) == stream
+    assert sum(len(p) for p in held if len(p) < sse._BIG) < sse._BIG
+    assert len([p for p in held if len(p) >= sse._BIG]) <= len(stream) // sse._BIG
+    assert [e.data for e in decoder.feed(b"\n\n")] == [value.decode()]
+
+
+def test_a_line_cut_into_single_bytes_reads_the_same() -> None:
+    """The joins take adjacent pieces only, however small the chunks."""
+    line = b"data: " + "é😀x".encode() * 60_000 + b"\r\n\r\n"
+    decoder = SSEDecoder()
+    events = []
+    for at in range(0, len(line), 7):
+        events.extend(decoder.feed(line[at : at + 7]))
+    assert [e.data for e in events] == [("é😀x" * 60_000)]

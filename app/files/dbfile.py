@@ -165,8 +165,11 @@ def redacted_chunks(pieces: Iterable[str]) -> Iterator[bytes]:
     ``_PIECE`` characters each: a text made a piece at a time (a canonical
     form of 10 MB of arguments) stored through ``fill_blob`` with no ``str``
     of all of it, redacted exactly as one bound parameter would be. Called
-    twice, it yields the same bytes (once to size the ``zeroblob``, once to fill it)."""
-    for text in redact_pieces(pieces, window=_PIECE * 4):
+    twice, it yields the same bytes (once to size the ``zeroblob``, once to fill it).
+    Redacted ``_PIECE`` characters at a time (at most twice that held, joined
+    once): a window of four held 512 KiB and its join, a fixed cost that made a
+    1 MB call's claim the peak of ``make bench-memory``."""
+    for text in redact_pieces(pieces, window=_PIECE):
         for start in range(0, len(text), _PIECE):
             yield text[start:start + _PIECE].encode()
 

@@ -158,10 +158,12 @@ class RecordingWriter:
         argument), written as pieces and committed as the batch fills, so no
         ``str`` of the line is made and no more than a batch of it is held.
         A line cut short by a crash between two commits is a torn last line,
-        which the reader already drops."""
+        which the reader already drops. Redacted ``_PIECE`` characters at a
+        time: a window of a batch held half a megabyte and its join (a fixed
+        cost, the peak of a 1 MB call's next request)."""
         self._flush()
         line = jsonwrite.pieces([self._interval(self.clock()), "m", {"kind": kind, **info}])
-        for piece in redact_pieces(line, _BATCH_CHARS):
+        for piece in redact_pieces(line, _PIECE):
             self._batch.append(piece)
             self._batch_chars += len(piece)
             if self._batch_chars >= _BATCH_CHARS:

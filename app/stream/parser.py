@@ -23,8 +23,9 @@ __all__ = ["StreamParser", "assemble"]
 #: Frames we are willing to hold back while looking for the dialect.
 _DETECT_LIMIT = 16
 
-#: A frame's text this long is let go of before its events apply (``_frames``).
-_HELD = 1 << 20
+#: A frame's text this long is let go of before its events apply (``_frames``): 64 KiB, not
+#: a megabyte (a 1 MB call's restatement, a little under a MiB, was held beside its parse).
+_HELD = 1 << 16
 _DROPPED = SSEEvent("message", "", "", None)
 
 

@@ -8,6 +8,14 @@ event dicts in between). Kept as a list where every ``JOIN_EVERY`` trailing
 pieces are joined into one, each character is copied once more than a plain
 list would copy it, the list stays short, and the order never changes.
 
+The joined pieces are joined again once they reach ``BIG`` characters in
+all: a buffer of a megabyte is then a few pieces of ``BIG`` or more, each a
+block glibc maps on its own (``files.heap`` fixes that threshold) and gives
+back when it is freed, not a thousand one-kilobyte blocks in the heap, whose
+hole, once the buffer is joined or replaced, stays resident beside it and its
+parse (a 1 MB call's argument buffer left 1 MB of holes in the heap at the
+peak of ``make bench-memory``).
+
 Joining adjacent pieces is all this does: nothing is parsed, decoded or
 stripped (the assembler's rule: fragments are opaque strings in arrival
 order).
@@ -15,10 +23,14 @@ order).
 
 from __future__ import annotations
 
-__all__ = ["JOIN_EVERY", "append_piece"]
+__all__ = ["BIG", "JOIN_EVERY", "append_piece"]
 
 #: Trailing pieces joined into one once this many have piled up.
 JOIN_EVERY = 64
+
+#: Joined pieces since the last piece this long are joined into one once they reach it
+#: (``files.heap.THRESHOLD``: 128 KiB, the size from which a block is mapped on its own).
+BIG = 128 * 1024
 
 
 def append_piece(parts: list[str], piece: str, loose: int) -> int:
@@ -30,5 +42,13 @@ def append_piece(parts: list[str], piece: str, loose: int) -> int:
     loose += 1
     if loose >= JOIN_EVERY:
         parts[-loose:] = ["".join(parts[-loose:])]
+        count = size = 0
+        for joined in reversed(parts):  # the joined pieces since the last big one
+            if len(joined) >= BIG:
+                break
+            count += 1
+            size += len(joined)
+        if size >= BIG and count > 1:
+            parts[-count:] = ["".join(parts[-count:])]
         return 0
     return loose

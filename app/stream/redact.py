@@ -105,9 +105,9 @@ def safe_cut(text: str, start: int, cut: int) -> int:
     cut = min(cut, len(text) - span)
     while cut > start:
         if not _NOT_TOKEN.match(text, cut - 1):
-            breaks = [m.end() for m in _NOT_TOKEN.finditer(text, max(start, cut - _CUT_LOOK), cut)]
-            if breaks:
-                cut = breaks[-1]
+            last = _last_break(text, max(start, cut - _CUT_LOOK), cut)
+            if last is not None:
+                cut = last
             elif cut - start < _CUT_LOOK:
                 return start
         low = max(0, cut - span)
@@ -122,6 +122,23 @@ def safe_cut(text: str, start: int, cut: int) -> int:
             return cut
         cut = min(crossing)
     return start
+
+
+def _last_break(text: str, low: int, high: int) -> int | None:
+    """The end of the last ``_NOT_TOKEN`` run in ``text[low:high]`` (cut at
+    ``high``), or None: looked for from ``high`` back, in windows that grow,
+    not as a list of every break in 64 KiB of prose (thousands of ints, half
+    a megabyte, held at each cut of a big call's claim)."""
+    step = 256
+    while high > low:
+        start = max(low, high - step)
+        end = None
+        for found in _NOT_TOKEN.finditer(text, start, high):
+            end = found.end()
+        if end is not None:
+            return end
+        high, step = start, step * 4
+    return None
 
 
 def redact_pieces(pieces: Iterable[str], window: int = 1 << 20) -> Iterator[str]:

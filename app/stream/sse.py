@@ -35,7 +35,15 @@ _SMALL = 1 << 16
 
 #: Lines this long in all are read one at a time (``_feed_long``): decoded whole and split, a
 #: 10 MB ``data:`` line was the joined bytes, their text, the split line and its value at once.
-_HUGE = 1 << 20
+#: A quarter of a megabyte, not a megabyte: a 1 MB call's restatement (Responses'
+#: ``function_call_arguments.done``, Gemini's whole call) fell just short of that.
+_HUGE = 1 << 18
+
+#: The chunks of an unfinished line are joined into one once those since the last join reach
+#: this many bytes (``files.heap.THRESHOLD``, from which glibc maps a block on its own): a
+#: megabyte line held as 16 KiB chunks left a megabyte hole in the heap once joined, resident
+#: beside the line's text and its parse.
+_BIG = 128 * 1024
 
 
 @dataclass(slots=True)
@@ -71,6 +79,8 @@ class SSEDecoder:
         "max_size",
         "overflow",
         "_partial_size",
+        "_loose",
+        "_loose_size",
         "_data_size",
         "_heading",
         "trim",
@@ -95,6 +105,9 @@ class SSEDecoder:
         #: Why the decoder stopped (a line or an event over ``max_size``), else None.
         self.overflow: str | None = None
         self._partial_size = 0
+        #: How many trailing pieces of ``_partial`` are not joined yet, and their bytes (``_hold``).
+        self._loose = 0
+        self._loose_size = 0
         self._data_size = 0
         #: Still filling ``head`` (or before the BOM check): ``_start`` has work to do.
         self._heading = True
@@ -128,14 +141,14 @@ class SSEDecoder:
                 self._stop(f"an SSE line longer than {size_words(limit)}")
             else:
                 self._partial_size = size
-                partial.append(data)
+                self._hold(data)
             return []
         if partial:
             end += self._partial_size
             partial.append(data)
             data = b"".join(partial)
             partial.clear()
-            self._partial_size = 0
+            self._partial_size = self._loose = self._loose_size = 0
         if (limit is not None and end > limit) or end >= _HUGE:
             return self._feed_long(data, end)
         size = len(data)
@@ -153,8 +166,23 @@ class SSEDecoder:
                 self._stop(f"an SSE line longer than {size_words(limit)}")
             else:
                 self._partial_size = size
-                partial.append(data[end:])
+                self._hold(data[end:])
         return events
+
+    def _hold(self, piece: bytes) -> None:
+        """Append ``piece`` to the unfinished line; the pieces since the last
+        join are joined into one once they reach ``_BIG`` bytes (adjacent
+        pieces only: the bytes never change; a stale count joins fewer or
+        more of them)."""
+        partial = self._partial
+        partial.append(piece)
+        self._loose += 1
+        self._loose_size += len(piece)
+        if self._loose_size >= _BIG:
+            loose = min(self._loose, len(partial))
+            if loose > 1:
+                partial[-loose:] = [b"".join(partial[-loose:])]
+            self._loose = self._loose_size = 0
 
     def close(self) -> list[SSEEvent]:
         """End of stream: pending data (an unfinished line, an event without
@@ -162,7 +190,7 @@ class SSEDecoder:
         if self.overflow is None and self._partial:
             self._start(b"".join(self._partial).decode("utf-8", "replace"))
         self._partial.clear()
-        self._partial_size = 0
+        self._partial_size = self._loose = self._loose_size = 0
         self._data.clear()
         self._event = ""
         return []
@@ -254,6 +282,7 @@ class SSEDecoder:
         kept = trim.feed(line)
         self._partial[:] = [kept]
         self._partial_size = len(kept)
+        self._loose = self._loose_size = 0
         return trim
 
     def _feed_long(self, data: bytes, end: int) -> list[SSEEvent]:
@@ -305,13 +334,13 @@ class SSEDecoder:
         if self.max_size is not None and self._partial_size > self.max_size:
             self._stop(f"an SSE line longer than {size_words(self.max_size)}")
             return
-        self._partial.append(piece)
+        self._hold(piece)
 
     def _stop(self, why: str) -> None:
         self.overflow = why
         self._partial.clear()
         self._data = []
-        self._partial_size = self._data_size = 0
+        self._partial_size = self._data_size = self._loose = self._loose_size = 0
 
     def _line(self, line: str, events: list[SSEEvent]) -> None:
         if self.overflow is not None:
