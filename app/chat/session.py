@@ -434,6 +434,9 @@ class ChatSession:
             {"key": c.key, "state": c.state, "result": c.result, "reused": c.reused}
             for c in record.blocks if isinstance(c, ToolCallBlock) and c.key is not None])
         self._emit(TurnSettled(record.index, turn, record.attempts, note, record.usage, record.model))
+        for block in record.blocks:  # its calls are whole: their forming decode (a card keeps its own) goes
+            if isinstance(block, ToolCallBlock):
+                block.preview = None
         if not failed:
             if pending:
                 return "needs_approval"
