@@ -192,6 +192,10 @@ class Transcript(VerticalScroll):
         finally:
             self._holding = False
 
+    def anchored(self) -> bool:
+        """The view is kept at the end as what it shows grows (Textual's anchor, not released by a move)."""
+        return self.is_anchored and not self._anchor_released
+
     def _scrolled(self, _: float) -> None:
         if self.scroll_y >= self.max_scroll_y:
             self.marker.set_class(False, "-shown")

@@ -93,6 +93,8 @@ class Pane(Protocol):
 
     def hold(self, y: int) -> None: ...
 
+    def anchored(self) -> bool: ...
+
 
 class Window:
     def __init__(self, transcript: Pane) -> None:
@@ -355,7 +357,12 @@ class Window:
     # -- holding the view still ------------------------------------------------------------
 
     def _hold(self, widget: Widget) -> None:
-        """Keep ``widget`` where it is on screen while pages come and go above it."""
+        """Keep ``widget`` where it is on screen while pages come and go above it. Not while the view
+        follows the end: the anchor keeps the bottom where it is as pages come and go above and as what
+        is below grows (a reply reopened writes its prose after its own mount), and holding a widget
+        there would release it, leaving the view short of the end once what is below grew."""
+        if self.transcript.anchored():
+            return
         region = widget.virtual_region
         self._pin = (widget, region.y - round(self.transcript.scroll_y))
 
