@@ -434,6 +434,8 @@ class ChatSession:
             {"key": c.key, "state": c.state, "result": c.result, "reused": c.reused}
             for c in record.blocks if isinstance(c, ToolCallBlock) and c.key is not None])
         self._emit(TurnSettled(record.index, turn, record.attempts, note, record.usage, record.model))
+        for block in (b for b in record.blocks if isinstance(b, ToolCallBlock)):
+            block.preview = None  # the call is whole: its forming decode goes (a card keeps its own)
         if not failed:
             if pending:
                 return "needs_approval"
@@ -456,8 +458,7 @@ class ChatSession:
         return self._dispatcher is not None and self._dispatcher.answer(key, answer)
 
     def pending_approvals(self) -> list[ToolCallBlock]:
-        """Stored calls of the last turn that still wait for an answer (after a
-        crash, or an ``ask`` that could ask nobody)."""
+        """Stored calls of the last turn still awaiting an answer (after a crash, or an ``ask`` that asked nobody)."""
         if self.busy or self.stored is None or self.turns:  # (turns: the conversation went on in this session)
             return []
         return self.stored.pending_approvals()

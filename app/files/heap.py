@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Callable
 
-__all__ = ["ARENAS", "THRESHOLD", "return_big_blocks"]
+__all__ = ["ARENAS", "THRESHOLD", "return_big_blocks", "give_back"]
 
 #: Blocks of at least this many bytes are mapped on their own (glibc's default
 #: before it starts adjusting; 128 KiB).
@@ -58,3 +59,26 @@ def return_big_blocks() -> bool:
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
     return bool(mallopt(_M_MMAP_THRESHOLD, THRESHOLD)) & bool(mallopt(_M_ARENA_MAX, ARENAS))
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        trim: Callable[[int], int] = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
+    return trim
+
+
+def give_back() -> None:
+    """The C allocator's free memory handed back to the system (glibc's ``malloc_trim``; elsewhere
+    nothing): after many objects were freed at once (a long sitting's widgets, collected), the holes
+    they leave in glibc's heap stay resident otherwise, so the process's RSS stays at the most it ever
+    held."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)

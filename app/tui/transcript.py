@@ -76,6 +76,8 @@ class Transcript(VerticalScroll):
         self._holding = False
         #: The collection due after widgets went (``_collect``), once scheduled.
         self._collecting: Timer | None = None
+        #: Widgets that lived through a turn's end (so were frozen, ``collector``) went since the last collection.
+        self._thorough = False
 
     def attach(self, session: ChatSession) -> None:
         self.session = session
@@ -91,7 +93,8 @@ class Transcript(VerticalScroll):
 
     def reset(self) -> None:
         """Every widget goes (the conversation itself is unchanged)."""
-        self.remove_children()
+        self._thorough = True
+        self.remove_widgets(list(self.children))
         self.turn_widgets.clear()
         self.entries.clear()
         self.order.clear()
@@ -131,7 +134,8 @@ class Transcript(VerticalScroll):
         so its cost (what was made since the last collection: the pages mounted since) stays small."""
         self._collecting = None
         if not self.busy():
-            collector.pages_dropped()
+            collector.pages_dropped(thorough=self._thorough)
+            self._thorough = False
 
     def forget(self, seqs: list[int]) -> None:
         """These entries' widgets went (their page was dropped)."""

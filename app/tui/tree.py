@@ -18,7 +18,7 @@ from widgets.note import NoteBlock
 from widgets.prompt_input import PromptInput
 from widgets.user_message import UserMessage
 
-from .window import EXCHANGES_PER_PAGE, MOST_PAGES
+from .window import EXCHANGES_PER_PAGE
 
 if TYPE_CHECKING:
     from ..chat.session import ChatSession
@@ -28,7 +28,15 @@ if TYPE_CHECKING:
     from .tally import Tally
     from .transcript import Transcript
 
-__all__ = ["TreeController", "Say"]
+__all__ = ["TreeController", "Say", "LIVE_MOST"]
+
+#: The most exchanges a live sitting keeps mounted before its last pages are shown again from the
+#: store (as a reopen would: its page, then the pages that fill two screens above, 5 to 8 exchanges here),
+#: three pages. Memory
+#: goes with the widgets mounted, and what Python freed stays with the process (its pools are split up
+#: by what outlived them), so the most mounted at once is what a sitting costs; it is about what ten
+#: exchanges cost, at any length.
+LIVE_MOST = 3 * EXCHANGES_PER_PAGE
 
 
 class Say(Protocol):
@@ -235,7 +243,7 @@ class TreeController:
         if self.selected is not None or self.editing is not None or not transcript.following():
             return False
         mounted = sum(1 for widget in transcript.entries.values() if isinstance(widget, UserMessage))
-        return mounted > MOST_PAGES * EXCHANGES_PER_PAGE
+        return mounted > LIVE_MOST
 
     def _show_branch(self) -> None:
         if self.session.busy or self.session.position is None:

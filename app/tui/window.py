@@ -303,10 +303,7 @@ class Window:
         above = number < self.first
         if above:
             anchor = self.mounted[self.first][0]
-            # a pin already set (a jump, the page before) still says what is on screen; a view held at the
-            # end by its anchor stays there as the page comes above (a pin taken before the first layout
-            # scrolled it there would hold the page's top instead)
-            if self._pin is None and not transcript.held_at_end():
+            if self._pin is None:  # a pin already set (a jump, the page before) still says what is on screen
                 self._hold(anchor)
             widgets = self._build(number)
             transcript.mount_all(widgets, before=anchor)
@@ -368,7 +365,12 @@ class Window:
     # -- holding the view still ------------------------------------------------------------
 
     def _hold(self, widget: Widget) -> None:
-        """Keep ``widget`` where it is on screen while pages come and go above it."""
+        """Keep ``widget`` where it is on screen while pages come and go above it. Not while the view
+        follows the end: the anchor keeps the bottom where it is as pages come and go above and as what
+        is below grows (a reply reopened writes its prose after its own mount), and holding a widget
+        there would release it, leaving the view short of the end once what is below grew."""
+        if self.transcript.held_at_end():
+            return
         region = widget.virtual_region
         self._pin = (widget, region.y - round(self.transcript.scroll_y))
 
