@@ -67,6 +67,14 @@ async def opened(app: CallstreamApp, pilot: Any) -> None:
     await quiet(pilot)
 
 
+async def at_home(app: CallstreamApp, pilot: Any) -> None:
+    """Opened, then Home: the first page on screen."""
+    await opened(app, pilot)
+    await pilot.press("home")
+    await wait_for(pilot, lambda: on_screen(app, question(0)), "the first question on screen")
+    await quiet(pilot)
+
+
 def bounded(app: CallstreamApp) -> bool:
     return 0 < len(messages(app)) <= MOST_MESSAGES
 
@@ -107,10 +115,7 @@ async def test_pages_dropped_while_reading_are_freed_without_a_turn_ending(long_
     turn ends (nor held by Textual's memo of ``StylesCache.get_inner_outer``)."""
     app = long_app
     async with app.run_test(size=SIZE) as pilot:
-        await opened(app, pilot)
-        await pilot.press("home")
-        await wait_for(pilot, lambda: on_screen(app, question(0)), "the first question on screen")
-        await quiet(pilot)
+        await at_home(app, pilot)
         first = messages(app)
         gone = [weakref.ref(w) for w in first] + [weakref.ref(w._styles_cache) for w in first]
         del first
@@ -228,10 +233,7 @@ async def test_a_card_of_the_first_exchange_is_copied_after_home(long_app: Calls
 
     app = long_app
     async with app.run_test(size=SIZE) as pilot:
-        await opened(app, pilot)
-        await pilot.press("home")
-        await wait_for(pilot, lambda: on_screen(app, question(0)), "the first question on screen")
-        await quiet(pilot)
+        await at_home(app, pilot)
         first = [c for c in app.screen.query(ToolCard) if c.block.arguments == {"customer": "Customer 0",
                                                                                    "status": "open"}]
         assert first

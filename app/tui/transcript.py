@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 # The widgets of a reply (Markdown and markdown-it, the forming preview) are
 # imported where they are first used, not before the first frame.
 
-__all__ = ["Transcript", "COLLECT_AFTER"]
+__all__ = ["Transcript"]
 
 #: Seconds from a page's removal to the collection of what it held (``Transcript._collect``).
 COLLECT_AFTER = 0.5
@@ -127,11 +127,11 @@ class Transcript(VerticalScroll):
                 self._collecting = self.set_timer(COLLECT_AFTER, self._collect)
 
     def _collect(self) -> None:
-        """The collection a turn's end makes (``collector.between_turns``), for pages that went while the
-        person reads: removed widgets are cycles, and automatic full collections are off (``collector``),
-        so without it every page dropped while scrolling stays in memory until the next turn ends. Not
-        while a turn runs (its end collects); at most once per ``COLLECT_AFTER`` while pages keep going,
-        so its cost (what was made since the last collection: the pages mounted since) stays small."""
+        """``collector.pages_dropped`` for widgets that went while the person reads: removed widgets are
+        cycles, and automatic full collections are off (``collector``), so without it every page dropped
+        while scrolling stays in memory until the next turn ends. Thorough after a reset (its widgets
+        lived through turns, so were frozen). Not while a turn runs (its end collects); at most once per
+        ``COLLECT_AFTER`` while pages keep going, so its cost stays that of the pages mounted since."""
         self._collecting = None
         if not self.busy():
             collector.pages_dropped(thorough=self._thorough)

@@ -3,13 +3,13 @@
 The store, not the widget tree, is the conversation: the transcript mounts a
 window of pages of its path (a page: a few whole exchanges, so an exchange's
 usage line and error note are built with it), read with the store's paged
-reads (``outline`` once, ``page`` per page). Opening mounts the last pages in
-one batch; scrolling near the top mounts the page before (the scroll
+reads (``outline`` once, ``page`` per page). Opening mounts the last page
+(``FIRST_PAGES``), the ones above it once its screen is drawn; scrolling near the top mounts the page before (the scroll
 position held on what was on screen), near the bottom of a window that no
 longer reaches the end the page after; more than ``MOST_PAGES`` mounted, the
 page farthest from the viewport goes (the store brings it back). A jump (a
-search hit, a selected entry, a branch switch, Home, End) mounts the pages
-around its entry instead.
+search hit, a selected entry, a branch switch, Home, End) mounts the page of
+its entry instead, and the pages around it the same way.
 
 While a turn runs nothing below the viewport is dropped (the live widgets
 are there). Once a window no longer reaches the end, the widgets added live
