@@ -18,7 +18,7 @@ import pytest
 from app.files.paths import data_dir
 from app.tui.app import CallstreamApp, make_app
 from app.tui.tree import LIVE_MOST
-from app.tui.window import EXCHANGES_PER_PAGE, MOST_PAGES
+from app.tui.window import EXCHANGES_PER_PAGE, MOST_MOUNTED
 from tests.long_transcript import WORD, question, write_long
 from tests.test_tui import SIZE, demo_config
 from tests.test_tui_tree import markers
@@ -30,7 +30,7 @@ from widgets.user_message import UserMessage
 EXCHANGES = 1000
 MIDDLE = EXCHANGES // 2
 #: The most user messages a window holds (its pages, each of whole exchanges).
-MOST_MESSAGES = MOST_PAGES * EXCHANGES_PER_PAGE + 1
+MOST_MESSAGES = MOST_MOUNTED * EXCHANGES_PER_PAGE + 1
 
 
 @pytest.fixture(scope="module")
@@ -97,8 +97,10 @@ async def test_a_thousand_exchanges_open_on_their_last_pages_and_scroll_to_the_t
         for _ in range(25):  # pages come in above; the ones far below go (the store brings them back)
             await pilot.press("pageup")
         await quiet(pilot)
-        assert bounded(app) and len(transcript.window.mounted) <= MOST_PAGES
-        assert question(EXCHANGES - 1) not in [m.message_text for m in messages(app)]
+        assert bounded(app) and len(transcript.window.mounted) <= MOST_MOUNTED
+        shown = [m.message_text for m in messages(app)]
+        # the pages far below went, but not the last (pinned beside the first: End and Home only scroll)
+        assert question(EXCHANGES - 1 - EXCHANGES_PER_PAGE) not in shown and question(EXCHANGES - 1) in shown
         await pilot.press("home")
         await wait_for(pilot, lambda: on_screen(app, question(0)), "the first question on screen")
         await quiet(pilot)
@@ -110,69 +112,85 @@ async def test_a_thousand_exchanges_open_on_their_last_pages_and_scroll_to_the_t
 
 
 async def test_pages_dropped_while_reading_are_freed_without_a_turn_ending(long_app: CallstreamApp) -> None:
-    """Automatic full collections are off (``collector``): the pages End drops after Home mounted them,
-    and what they drew, are freed by the collection their removal schedules, not kept until the next
-    turn ends (nor held by Textual's memo of ``StylesCache.get_inner_outer``)."""
+    """Automatic full collections are off (``collector``): the pages mounted while reading back and
+    dropped again far below the view, and what they drew, are freed by the collection their removal
+    schedules, not kept until the next turn ends (nor held by Textual's memo of
+    ``StylesCache.get_inner_outer``). (The pages mounted when the conversation opened were frozen with
+    the app's start-up, ``collector.settle``: the thorough pass frees those.)"""
     app = long_app
     async with app.run_test(size=SIZE) as pilot:
-        await at_home(app, pilot)
-        first = messages(app)
-        gone = [weakref.ref(w) for w in first] + [weakref.ref(w._styles_cache) for w in first]
-        del first
-        await pilot.press("end")
-        await wait_for(pilot, lambda: on_screen(app, question(EXCHANGES - 1)), "the last question again")
+        await opened(app, pilot)
+        window = app.screen.query_one("#transcript").window  # type: ignore[attr-defined]
+        opening = set(window.mounted)
+        refs: dict[int, list[weakref.ref[Any]]] = {}
+        for _ in range(40):
+            await pilot.press("pageup")
+            await quiet(pilot)
+            for number, page in window.mounted.items():
+                if number not in opening and number not in refs:
+                    refs[number] = [weakref.ref(w) for w in page] + [weakref.ref(w._styles_cache) for w in page]
+        gone = [ref for number, page_refs in refs.items() if number not in window.mounted for ref in page_refs]
+        assert gone, "no page mounted while reading was dropped"
         await wait_for(pilot, lambda: all(ref() is None for ref in gone),
-                       "the first pages' widgets and their drawings freed",
+                       "the dropped pages' widgets and their drawings freed",
                        seen=lambda: f"{sum(ref() is not None for ref in gone)} of {len(gone)} still alive")
 
 
-async def test_end_and_home_next_to_the_window_keep_what_is_mounted(long_app: CallstreamApp) -> None:
-    """End after reading back within the window only scrolls; End with just the last page gone and Home
-    with just the first page gone mount that one page: the pages mounted stay the same widgets."""
+def questions_on_screen(app: CallstreamApp) -> list[int]:
+    """The numbers of the questions whose messages are inside the transcript's viewport."""
+    transcript = app.screen.query_one("#transcript")
+    return [int(message.message_text.split(":")[0].split()[-1]) for message in messages(app)
+            if message.region.height > 0 and transcript.region.overlaps(message.region)]
+
+
+async def test_home_and_end_only_scroll_once_the_view_left_the_end(long_app: CallstreamApp) -> None:
+    """Once the view left the end, the first and the last page are mounted and stay however far the view
+    goes (pinned): Home and End scroll to the same widgets. Between them a gap stands for the pages not
+    mounted, and it is filled before the view reaches it: reading down from Home shows every question in
+    order, the gap never on screen once the view is still."""
+    from widgets.page_gap import PageGap
+
     app = long_app
     async with app.run_test(size=SIZE) as pilot:
         await opened(app, pilot)
         transcript: Any = app.screen.query_one("#transcript")
         window = transcript.window
-        for _ in range(3):
-            await pilot.press("pageup")
+        last = len(window.pages) - 1
+        await pilot.press("pageup")
+        await wait_for(pilot, lambda: 0 in window.mounted, "the first page mounted once the view left the end")
         await quiet(pilot)
-        assert not window.detached and not on_screen(app, question(EXCHANGES - 1))
-        before = {number: list(widgets) for number, widgets in window.mounted.items()}
-        await pilot.press("end")
-        await wait_for(pilot, lambda: on_screen(app, question(EXCHANGES - 1)), "the last question again")
-        await quiet(pilot)
-        assert window.mounted == before and all(w.is_attached for page in before.values() for w in page)
-        # reading back until the last page went (the store brings it back)
-        for _ in range(60):
-            if window.detached:
-                break
-            await pilot.press("pageup")
-            await quiet(pilot)
-        assert window.detached and window.end == len(window.pages) - 1
-        kept = window.end - 1, window.mounted[window.end - 1]
-        await pilot.press("end")
-        await wait_for(pilot, lambda: on_screen(app, question(EXCHANGES - 1)), "the last question, its page back")
-        await quiet(pilot)
-        assert window.mounted[kept[0]] is kept[1] and all(w.is_attached for w in kept[1])
-        assert bounded(app) and not window.detached
-        # Home, then reading down until the first page went
+        pinned = {number: list(window.mounted[number]) for number in (0, last)}
+        assert app.screen.query(PageGap)  # between the first page and the ones around the view
+
+        def kept() -> bool:
+            return all(window.mounted.get(number) == widgets and all(w.is_attached for w in widgets)
+                       for number, widgets in pinned.items())
+
         await pilot.press("home")
         await wait_for(pilot, lambda: on_screen(app, question(0)), "the first question on screen")
         await quiet(pilot)
-        for _ in range(400):  # a few rows at a time: the first page goes alone, long before the second
-            if window.first == 1:
-                break
-            transcript.release_anchor()
-            transcript.scroll_relative(y=4, animate=False, immediate=True)
+        assert kept()
+        seen = questions_on_screen(app)
+        for _ in range(40):  # reading down, a screen at a time
+            await pilot.press("pagedown")
             await quiet(pilot)
-        assert window.first == 1
-        kept = 1, window.mounted[1]
-        await pilot.press("home")
-        await wait_for(pilot, lambda: on_screen(app, question(0)), "the first question, its page back")
+            shown = questions_on_screen(app)
+            gaps = [gap for gap in app.screen.query(PageGap) if transcript.region.overlaps(gap.region)]
+            assert not gaps, f"a gap on screen with questions {shown}"
+            seen += [number for number in shown if number not in seen]
+        assert seen == list(range(len(seen))) and len(seen) > 3 * EXCHANGES_PER_PAGE
+        assert bounded(app) and kept()
+        await pilot.press("end")
+        await wait_for(pilot, lambda: on_screen(app, question(EXCHANGES - 1)), "the last question again")
         await quiet(pilot)
-        assert window.mounted[kept[0]] is kept[1] and all(w.is_attached for w in kept[1])
-        assert bounded(app) and window.first == 0
+        assert bounded(app) and kept() and not window.detached
+        for _ in range(30):  # reading back from the end: the pages between come and go, the pinned stay
+            await pilot.press("pageup")
+        await quiet(pilot)
+        await pilot.press("home")
+        await wait_for(pilot, lambda: on_screen(app, question(0)), "the first question, the same page")
+        await quiet(pilot)
+        assert bounded(app) and kept()
 
 
 async def test_a_page_mounted_above_a_view_at_the_end_leaves_it_following_the_end(long_app: CallstreamApp) -> None:

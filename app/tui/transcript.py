@@ -25,13 +25,12 @@ from widgets.note import NoteBlock
 from widgets.usage_line import UsageLine
 from widgets.user_message import UserMessage
 
-from . import collector
 from .pictures import attachment_widgets
+from .sweeper import Sweeper
 from .tally import Tally
 from .window import Window
 
 if TYPE_CHECKING:
-    from textual.timer import Timer
 
     from widgets.tool_card import ToolCard
 
@@ -45,8 +44,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Transcript"]
 
-#: Seconds from a page's removal to the collection of what it held (``Transcript._collect``).
-COLLECT_AFTER = 0.5
 
 
 class Transcript(VerticalScroll):
@@ -74,10 +71,8 @@ class Transcript(VerticalScroll):
         #: Which pages of a stored conversation are mounted.
         self.window = Window(self)
         self._holding = False
-        #: The collection due after widgets went (``_collect``), once scheduled.
-        self._collecting: Timer | None = None
-        #: Widgets that lived through a turn's end (so were frozen, ``collector``) went since the last collection.
-        self._thorough = False
+        #: Collects what removed widgets held, while the person reads.
+        self.sweeper = Sweeper(self, self.busy)
 
     def attach(self, session: ChatSession) -> None:
         self.session = session
@@ -93,7 +88,7 @@ class Transcript(VerticalScroll):
 
     def reset(self) -> None:
         """Every widget goes (the conversation itself is unchanged)."""
-        self._thorough = True
+        self.sweeper.thorough = True
         self.remove_widgets(list(self.children))
         self.turn_widgets.clear()
         self.entries.clear()
@@ -116,26 +111,9 @@ class Transcript(VerticalScroll):
             return self.session.position
         return self.session.stored.head if self.session.stored is not None else None
 
-    def after_welcome(self) -> list[Widget]:
-        return [child for child in self.children if child not in self.header]
-
     def remove_widgets(self, widgets: list[Widget]) -> None:
-        """``widgets`` go; what they held is collected soon after (see ``_collect``)."""
-        if widgets:
-            self.remove_children(widgets)
-            if self._collecting is None:
-                self._collecting = self.set_timer(COLLECT_AFTER, self._collect)
-
-    def _collect(self) -> None:
-        """``collector.pages_dropped`` for widgets that went while the person reads: removed widgets are
-        cycles, and automatic full collections are off (``collector``), so without it every page dropped
-        while scrolling stays in memory until the next turn ends. Thorough after a reset (its widgets
-        lived through turns, so were frozen). Not while a turn runs (its end collects); at most once per
-        ``COLLECT_AFTER`` while pages keep going, so its cost stays that of the pages mounted since."""
-        self._collecting = None
-        if not self.busy():
-            collector.pages_dropped(thorough=self._thorough)
-            self._thorough = False
+        """``widgets`` go; what they held is collected once they are gone (``Sweeper``)."""
+        self.sweeper.remove(widgets)
 
     def forget(self, seqs: list[int]) -> None:
         """These entries' widgets went (their page was dropped)."""
@@ -199,6 +177,7 @@ class Transcript(VerticalScroll):
         return self.is_anchored and not self._anchor_released
 
     def _scrolled(self, _: float) -> None:
+        self.sweeper.moved()
         if self.scroll_y >= self.max_scroll_y:
             self.marker.set_class(False, "-shown")
         if not self._holding:

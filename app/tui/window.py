@@ -4,18 +4,21 @@ The store, not the widget tree, is the conversation: the transcript mounts a
 window of pages of its path (a page: a few whole exchanges, so an exchange's
 usage line and error note are built with it), read with the store's paged
 reads (``outline`` once, ``page`` per page). Opening mounts the last page
-(``FIRST_PAGES``), the ones above it once its screen is drawn; scrolling near the top mounts the page before (the scroll
-position held on what was on screen), near the bottom of a window that no
-longer reaches the end the page after; more than ``MOST_PAGES`` mounted, the
-page farthest from the viewport goes (the store brings it back). A jump (a
-search hit, a selected entry, a branch switch, Home, End) mounts the page of
-its entry instead, and the pages around it the same way.
+(``FIRST_PAGES``), the ones above it once its screen is drawn. The pages
+mounted need not be contiguous: once the view leaves the end, the first and
+the last page are mounted too and stay (``pinned``), so Home and End only
+scroll, whatever lies between; a one-line ``PageGap`` stands between two
+pages that are not neighbours. Near the top of what is mounted, or near a
+gap, the page that fills it towards the view comes (the view held on what
+was on screen), a page a frame; more than ``MOST_PAGES`` mounted beside the
+pinned ones, the one farthest from the view goes once it is a few screens
+away (the store brings it back). A jump (a search hit, a selected entry, a
+branch switch) mounts the page of its entry where it belongs, and the pages
+around it the same way; the ones far from it go after its screen is drawn.
 
-While a turn runs nothing below the viewport is dropped (the live widgets
-are there). Once a window no longer reaches the end, the widgets added live
-after the stored pages are gone too; the outline is read again (the store
-has every entry the session wrote), and the end comes back from the store
-as a reopen would show it.
+The widgets a live session adds come after the last page, which is never
+dropped, so they stay (``tree.LIVE_MOST`` re-shows the last pages from the
+store once they are many).
 """
 
 from __future__ import annotations
@@ -27,22 +30,24 @@ from typing import TYPE_CHECKING, Any, Protocol
 from textual.geometry import Size
 from textual.widget import AwaitMount, Widget
 
+from widgets.page_gap import PageGap
+
 if TYPE_CHECKING:
     from ..store.pages import OutlineEntry
     from ..store.transcripts import Store
 
-__all__ = ["Window", "paginate", "EXCHANGES_PER_PAGE", "FIRST_PAGES", "MOST_PAGES"]
+__all__ = ["Window", "paginate", "EXCHANGES_PER_PAGE", "FIRST_PAGES", "MOST_PAGES", "MOST_MOUNTED"]
 
 #: Exchanges in a page (a few screens of a tall terminal each, for a turn with calls and a reply).
 EXCHANGES_PER_PAGE = 4
-#: Pages mounted in one batch when a conversation opens or the view jumps (the page of the entry
-#: shown, and the ones before it): what the first screen waits for. The rest come after it, a page a
-#: frame, while they do not fill two screens above and below the viewport.
+#: Pages mounted in one batch when a conversation opens: what the first screen waits for. The rest
+#: come after it, a page a frame, while they do not fill two screens above and below the viewport.
 FIRST_PAGES = 1
-#: More pages mounted than this: the one farthest from the viewport goes, once it is two screens away.
+#: More pages mounted than this beside the pinned first and last: the one farthest from the viewport
+#: goes, once it is three screens away.
 MOST_PAGES = 6
-
-
+#: The most pages ever mounted once a window settled: ``MOST_PAGES`` and the pinned first and last.
+MOST_MOUNTED = MOST_PAGES + 2
 def paginate(outline: list[OutlineEntry]) -> list[tuple[int, int]]:
     """The pages of ``outline``, as (first, end) indexes: a new page starts at
     every ``EXCHANGES_PER_PAGE``-th user message (deterministic from the first
@@ -82,13 +87,9 @@ class Pane(Protocol):
 
     def remove_widgets(self, widgets: list[Widget]) -> None: ...
 
-    def after_welcome(self) -> list[Widget]: ...
-
     def forget(self, seqs: list[int]) -> None: ...
 
     def reorder(self, seqs: list[int], kinds: dict[int, str]) -> None: ...
-
-    def busy(self) -> bool: ...
 
     def head(self) -> int | None: ...
 
@@ -107,12 +108,12 @@ class Window:
         #: entry number → its index in the outline; each page's first index
         self._index: dict[int, int] = {}
         self._starts: list[int] = []
-        #: page number → its widgets, for the pages mounted (a contiguous run, in order)
+        #: page number → its widgets, for the pages mounted (in the transcript in page order)
         self.mounted: dict[int, list[Widget]] = {}
         #: page number → the entries it registered in the transcript
         self._seqs: dict[int, list[int]] = {}
-        #: The widgets added after the last stored page (live output, notes).
-        self.detached = False
+        #: page number → the gap just below it (the next page mounted is not its neighbour)
+        self._gaps: dict[int, Widget] = {}
         #: The session's own copy of the path's last entry (see ``open``).
         self._live: Any = None
         #: The widget whose place on screen must not move, and where it was (rows below the top).
@@ -126,12 +127,21 @@ class Window:
         return self.store is not None and bool(self.pages)
 
     @property
+    def detached(self) -> bool:
+        """The last page is not mounted (the conversation was opened at an earlier entry)."""
+        return self.active and len(self.pages) - 1 not in self.mounted
+
+    @property
     def first(self) -> int:
         return min(self.mounted) if self.mounted else 0
 
     @property
     def end(self) -> int:
         return max(self.mounted) + 1 if self.mounted else len(self.pages)
+
+    def pinned(self) -> set[int]:
+        """The pages that stay once mounted: the first and the last (Home and End only scroll)."""
+        return {0, len(self.pages) - 1}
 
     def page_of(self, seq: int) -> int | None:
         index = self._index.get(seq)
@@ -153,7 +163,7 @@ class Window:
 
     def open(self, store: Store, conversation: str, head: int | None, around: int | None,
              live: Any = None, outline: list[OutlineEntry] | None = None) -> None:
-        """The path to ``head`` read as an outline (or ``outline``, already read); the pages around entry
+        """The path to ``head`` read as an outline (or ``outline``, already read); the page of entry
         ``around`` (else the last) mounted. ``live``: the session's own copy of the last entry, shown
         instead of the store's (a stored call awaiting approval is answered on that copy, and its card
         must see it change)."""
@@ -162,8 +172,16 @@ class Window:
         self._set_outline(outline if outline is not None else store.outline(conversation, head))
         self.mounted.clear()
         self._seqs.clear()
-        self.detached = False
-        self._mount_around(around)
+        self._gaps.clear()
+        target = self.page_of(around) if around is not None else None
+        last = len(self.pages) - 1 if target is None else target
+        numbers = list(range(max(0, last + 1 - FIRST_PAGES), last + 1))
+        if numbers:
+            widgets: list[Widget] = []
+            for number in numbers:
+                widgets += self._build(number)
+            self.transcript.mount_all(widgets)
+            self._paging = True
 
     def reset(self) -> None:
         """The transcript's widgets all went (``Transcript.reset``): nothing is mounted, nothing paged."""
@@ -172,24 +190,8 @@ class Window:
         self._set_outline([])
         self.mounted.clear()
         self._seqs.clear()
-        self.detached = False
+        self._gaps.clear()
         self._pin = None
-
-    def _mount_around(self, around: int | None) -> None:
-        """The page of entry ``around`` (else the last) and the ``FIRST_PAGES - 1`` before it, in one
-        batch: what a jump waits for before its screen is drawn. The pages around come after that screen
-        (``laid_out`` → ``scrolled``), each in a later frame."""
-        target = self.page_of(around) if around is not None else None
-        last = len(self.pages) - 1 if target is None else target
-        numbers = list(range(max(0, last + 1 - FIRST_PAGES), last + 1))
-        if not numbers:
-            return
-        widgets: list[Widget] = []
-        for number in numbers:
-            widgets += self._build(number)
-        self.transcript.mount_all(widgets)
-        self.detached = numbers[-1] < len(self.pages) - 1
-        self._paging = True
 
     def _build(self, number: int) -> list[Widget]:
         assert self.store is not None
@@ -210,63 +212,50 @@ class Window:
     # -- jumps -------------------------------------------------------------------------
 
     def reveal(self, seq: int) -> bool:
-        """Entry ``seq``'s page mounted (the window moved there when it was far); False: not on this path."""
+        """Entry ``seq``'s page mounted (where it belongs among the pages mounted; the ones far from it
+        go once its screen is drawn); False: not on this path."""
         number = self.page_of(seq)
         if number is None or number in self.mounted:
             return number is not None
-        if self.transcript.busy():
-            # the live widgets stay: the pages between it and the window are mounted too
-            while number not in self.mounted:
-                if number < self.first:
-                    self.load(self.first - 1, trim=False)
-                else:
-                    self.load(self.end, trim=False)
-            return True
-        self._replace(seq)
+        self.load(number)
+        self._settle()
         return True
 
     def to_top(self) -> None:
-        """Home: the first page (while a turn runs, the top of the window: pages keep coming as it is read).
-        Mounted already, the caller only scrolls; the page just above the window is mounted alone (a
-        remount of the whole window costs hundreds of milliseconds a key)."""
-        if not self.active or 0 in self.mounted or self.transcript.busy():
+        """Home: the first page mounted (already, once the view left the end: the caller only scrolls).
+        Nothing else comes or goes until the screen at the top is drawn (``_settle``)."""
+        if not self.active:
             return
-        if self.first == 1:
-            self._extend(0)
-        else:
-            self._replace(self.outline[0].seq)
+        if 0 not in self.mounted:
+            self.load(0)
+            self._pin = None
+        self._settle()
 
     def to_end(self) -> bool:
-        """The end of the path mounted; True when the window moved (the caller scrolls). The last page
-        just below the window is mounted alone, keeping the window (see ``to_top``)."""
-        if not self.active or not self.detached:
+        """End: the last page mounted; True when it had to come (read again from the store, with what
+        was stored since). Mounted already, the caller only scrolls; nothing else comes or goes until
+        the screen at the end is drawn (``_settle``)."""
+        if not self.active:
             return False
-        self._refresh_outline()
-        last = len(self.pages) - 1
-        if self.mounted and self.end == last:
-            self._extend(last)
-        else:
-            self._replace(None)
-        return True
+        came = False
+        if self.detached:
+            self._refresh_outline()
+            if self.detached:
+                self.load(len(self.pages) - 1)
+                self._pin = None
+                came = True
+        self._settle()
+        return came
 
-    def _extend(self, number: int) -> None:
-        """A jump to page ``number``, next to the window: that page mounted beside it, nothing held
-        (the caller scrolls to the top or the end, which stays put as the page is laid out)."""
-        above = number < self.first
-        self.load(number, trim=False)
-        transcript = self.transcript
-        # trimmed as seen from where the view goes (the old regions: the new page only pushes the rest further off)
-        self._trim(dropping_below=above, at=0 if above else transcript.max_scroll_y)
-        self._pin = None
+    def _settle(self) -> None:
+        """After a jump: nothing more is mounted or dropped until its screen is drawn (the pages around
+        it, and dropping the far ones, come in the frames after)."""
+        self._paging = True
+        self.transcript.call_after_refresh(self._settled)
 
-    def _replace(self, around: int | None) -> None:
-        """Every page and the live tail go; the pages around ``around`` come."""
-        transcript = self.transcript
-        for number in list(self.mounted):
-            self._forget(number)
-        transcript.remove_widgets(transcript.after_welcome())
-        self._pin = None
-        self._mount_around(around)
+    def _settled(self) -> None:
+        self._paging = False
+        self.scrolled()
 
     def _refresh_outline(self) -> None:
         """The path read again (entries the session added live are in the store): only the rows after
@@ -287,35 +276,72 @@ class Window:
     # -- scrolling -------------------------------------------------------------------
 
     def scrolled(self) -> None:
-        """Near the top of the window, the page before comes; near the bottom of a detached window, the page after."""
+        """The page the view needs next comes (``wanted``); with none wanted, far pages go (``_trim``)."""
         if not self.active or self._paging:
             return
-        transcript = self.transcript
-        margin = max(transcript.size.height, 1) * 2
-        if self.first > 0 and transcript.scroll_y < margin:
-            self.load(self.first - 1)
-        elif self.detached and self.end < len(self.pages) and transcript.scroll_y > transcript.max_scroll_y - margin:
-            self.load(self.end)
-
-    def load(self, number: int, trim: bool = True) -> None:
-        """Page ``number`` (next to the window) mounted, the view held where it was."""
-        transcript = self.transcript
-        above = number < self.first
-        if above:
-            anchor = self.mounted[self.first][0]
-            if self._pin is None:  # a pin already set (a jump, the page before) still says what is on screen
-                self._hold(anchor)
-            widgets = self._build(number)
-            transcript.mount_all(widgets, before=anchor)
+        if self._unplaced():
+            self._paging = True  # a page is still being mounted: its layout (``laid_out``) calls again
+            return
+        number = self.wanted()
+        if number is not None:
+            self.load(number)
         else:
-            after = self.mounted[self.end - 1][-1]
-            widgets = self._build(number)
-            transcript.mount_all(widgets, after=after)
-            if number == len(self.pages) - 1:
-                self.detached = False
+            self._trim()
+
+    def _unplaced(self) -> bool:
+        """A page or gap mounted has not been laid out yet (where it is is not known)."""
+        for widgets in self.mounted.values():
+            if not (widgets[0].virtual_region.height or widgets[-1].virtual_region.height):
+                return True
+        return any(not gap.virtual_region.height for gap in self._gaps.values())
+
+    def wanted(self) -> int | None:
+        """The page to mount next: the one before what is mounted when its top is near the view, the
+        one after it when its bottom is (the last page not mounted), the one that fills a gap near the
+        view from the side the view is on; then, once the view left the end, the first and the last
+        page (pinned: Home and End are scrolls from then on)."""
+        transcript = self.transcript
+        numbers = sorted(self.mounted)
+        if not numbers:
+            return None
+        height = max(transcript.size.height, 1)
+        y, margin = transcript.scroll_y, 2 * height
+        last = len(self.pages) - 1
+        if numbers[0] > 0 and y < margin:
+            return numbers[0] - 1
+        if numbers[-1] < last and y > transcript.max_scroll_y - margin:
+            return numbers[-1] + 1
+        for above, gap in sorted(self._gaps.items()):
+            gap_y = gap.virtual_region.y
+            if y - margin < gap_y < y + height + margin:
+                below = numbers[bisect.bisect_right(numbers, above)]
+                return above + 1 if gap_y >= y + height // 2 else below - 1
+        if not transcript.held_at_end():
+            for number in (0, last):
+                if number not in self.mounted:
+                    return number
+        return None
+
+    def load(self, number: int) -> None:
+        """Page ``number`` mounted where it belongs among the pages mounted: after its neighbour above,
+        else before the next page mounted (after the gap between them); the view held where it was."""
+        numbers = sorted(self.mounted)
+        at = bisect.bisect_left(numbers, number)
+        above = numbers[at - 1] if at > 0 else None
+        below = numbers[at] if at < len(numbers) else None
+        if self._pin is None:
+            self._hold_view()
+        widgets = self._build(number)
+        if above is not None and (above == number - 1 or below is None):
+            if above == number - 1 and above in self._gaps:
+                self._gaps[number] = self._gaps.pop(above)  # the gap below its neighbour is now below it
+            self.transcript.mount_all(widgets, after=self.mounted[above][-1])
+        elif below is not None:
+            self.transcript.mount_all(widgets, before=self.mounted[below][0])
+        else:
+            self.transcript.mount_all(widgets)
+        self._fix_gaps()
         self._paging = True
-        if trim:
-            self._trim(dropping_below=above)
 
     def laid_out(self) -> None:
         """The transcript was laid out again (its virtual size changed): the view held still;
@@ -325,54 +351,76 @@ class Window:
             self._paging = False
             self.transcript.call_after_refresh(self.scrolled)
 
-    def _trim(self, dropping_below: bool, at: float | None = None) -> None:
-        """Pages far from the view (at ``at``, else where it is) go while more than ``MOST_PAGES`` are mounted."""
+    def _trim(self) -> None:
+        """While more than ``MOST_PAGES`` are mounted beside the pinned ones, the one farthest from the
+        view goes, once it is three screens away (loads come within two: no page comes and goes)."""
         transcript = self.transcript
         height = max(transcript.size.height, 1)
-        y = transcript.scroll_y if at is None else at
-        top, bottom = y - 2 * height, y + 3 * height
-        while len(self.mounted) > MOST_PAGES:
-            if dropping_below:
-                number = self.end - 1
-                if transcript.busy() or self.mounted[number][0].virtual_region.y < bottom:
-                    return  # the live widgets are below, or the page is close to the view
-                if number == len(self.pages) - 1:
-                    self._drop_tail()
-                self._forget(number)
-                self.detached = True
-            else:
-                number = self.first
-                if self.mounted[number][-1].virtual_region.bottom > top:
-                    return
-                if self._pin is None:
-                    self._hold(self.mounted[number + 1][0])
-                self._forget(number)
+        y = transcript.scroll_y
+        top, bottom = y - 3 * height, y + 4 * height
+        pinned = self.pinned()
 
-    def _drop_tail(self) -> None:
-        """The widgets added after the last page (live ones): gone, read back from the store at the end."""
-        transcript = self.transcript
-        last = self.mounted[self.end - 1][-1]
-        children = list(transcript.children)
-        if last in children:
-            transcript.remove_widgets(children[children.index(last) + 1:])
-        self._refresh_outline()
+        def distance(number: int) -> float:
+            widgets = self.mounted[number]
+            start, end = widgets[0].virtual_region.y, widgets[-1].virtual_region.bottom
+            return start - bottom if start >= bottom else top - end if end <= top else -1
+
+        while True:
+            loose = [number for number in self.mounted if number not in pinned]
+            if len(loose) <= MOST_PAGES:
+                return
+            number = max(loose, key=distance)
+            if distance(number) < 0:
+                return
+            if self._pin is None:
+                self._hold_view()
+            self._forget(number)
+            self._fix_gaps()
 
     def _forget(self, number: int) -> None:
         widgets = self.mounted.pop(number)
+        gap = self._gaps.pop(number, None)
+        if gap is not None:
+            above = [n for n in self.mounted if n < number]
+            if above and max(above) not in self._gaps:
+                self._gaps[max(above)] = gap  # it stands below the page above now
+            else:
+                widgets = [*widgets, gap]
         self.transcript.forget(self._seqs.pop(number, []))
         self.transcript.remove_widgets(widgets)
 
+    def _fix_gaps(self) -> None:
+        """A ``PageGap`` between each two pages mounted that are not neighbours, and nowhere else."""
+        numbers = sorted(self.mounted)
+        wanted = {above for above, below in zip(numbers, numbers[1:], strict=False) if below > above + 1}
+        gone = [self._gaps.pop(above) for above in list(self._gaps) if above not in wanted]
+        if gone:
+            self.transcript.remove_widgets(gone)
+        for above in sorted(wanted - self._gaps.keys()):
+            gap = self._gaps[above] = PageGap()
+            self.transcript.mount_all([gap], after=self.mounted[above][-1])
+
     # -- holding the view still ------------------------------------------------------------
 
-    def _hold(self, widget: Widget) -> None:
-        """Keep ``widget`` where it is on screen while pages come and go above it. Not while the view
-        follows the end: the anchor keeps the bottom where it is as pages come and go above and as what
-        is below grows (a reply reopened writes its prose after its own mount), and holding a widget
-        there would release it, leaving the view short of the end once what is below grew."""
-        if self.transcript.held_at_end():
+    def _hold_view(self) -> None:
+        """Keep what is on screen where it is while pages come and go (the first widget reaching into
+        the view). Not while the view follows the end: the anchor keeps the bottom where it is as
+        pages come and go above and as what is below grows (a reply reopened writes its prose after
+        its own mount), and holding a widget there would release it, leaving the view short of the
+        end once what is below grew."""
+        transcript = self.transcript
+        if transcript.held_at_end():
             return
-        region = widget.virtual_region
-        self._pin = (widget, region.y - round(self.transcript.scroll_y))
+        y = round(transcript.scroll_y)
+        for number in sorted(self.mounted):
+            widgets = self.mounted[number]
+            if widgets[-1].virtual_region.bottom <= y:
+                continue
+            for widget in widgets:
+                region = widget.virtual_region
+                if region.bottom > y:
+                    self._pin = (widget, region.y - y)
+                    return
 
     def pin_top(self, widget: Widget) -> None:
         """A jump: ``widget`` at the top of the view, and kept there while pages come in around it."""
@@ -394,4 +442,3 @@ class Window:
         y = widget.virtual_region.y - offset
         if y != round(self.transcript.scroll_y):
             self.transcript.hold(y)
-

@@ -1,0 +1,87 @@
+"""What a transcript's removed widgets held, collected while the person reads.
+
+Removed widgets are cycles, and automatic full collections are off
+(``collector``), so without a collection every page the window drops while
+scrolling would stay in memory until the next turn ends. The sweeper runs
+``collector.pages_dropped`` for them:
+
+- once they are gone: Textual prunes removed widgets over a few frames, and a
+  collection run before that frees nothing (and none would follow);
+- once the view has been still ``COLLECT_AFTER`` seconds, so its tens of
+  milliseconds do not land on a key; unless more than ``COLLECT_MOST`` widgets
+  wait (a long read keeps its memory bounded);
+- not while a turn runs (its end collects);
+- thorough after a reset (those widgets lived through turns, so were frozen);
+- after emptying the owner's arrangement cache: Textual keeps a container's
+  last four arrangements (``Widget._arrangement_cache``), each holding the
+  placement of every child it had, so the pages dropped in the last few
+  layouts would otherwise stay alive until four more layouts came. The next
+  layout arranges the transcript once again (a few milliseconds); and its
+  list of displayed children is read, which Textual caches until it is next
+  asked for (the one before the last removal would keep its widgets).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from . import collector
+
+if TYPE_CHECKING:
+    from textual.await_remove import AwaitRemove
+    from textual.timer import Timer
+    from textual.widget import Widget
+
+__all__ = ["Sweeper", "COLLECT_AFTER", "COLLECT_MOST"]
+
+#: Seconds the view must have been still (and the removal done) before the collection runs.
+COLLECT_AFTER = 0.5
+#: Widgets dropped after which the collection no longer waits for the view to be still.
+COLLECT_MOST = 2_000
+
+
+class Sweeper:
+    def __init__(self, owner: Widget, busy: Callable[[], bool]) -> None:
+        self.owner = owner
+        self.busy = busy
+        #: The collection due, once scheduled.
+        self._due: Timer | None = None
+        #: Widgets frozen by a turn's end went since the last collection (a reset).
+        self.thorough = False
+        self._dropped = 0
+        self._removing: set[asyncio.Future[None]] = set()
+        self._moved = 0.0
+
+    def moved(self) -> None:
+        """The view moved: the collection waits until it is still."""
+        self._moved = time.monotonic()
+
+    def remove(self, widgets: list[Widget]) -> None:
+        """``widgets`` go from the owner; what they held is collected once they are gone."""
+        if widgets:
+            self._dropped += len(widgets)
+            task = asyncio.ensure_future(self._after(self.owner.remove_children(widgets)))
+            self._removing.add(task)
+            task.add_done_callback(self._removing.discard)
+
+    async def _after(self, removal: AwaitRemove) -> None:
+        await removal
+        if self._due is None and self.owner.is_attached:
+            self._due = self.owner.set_timer(COLLECT_AFTER, self._collect)
+
+    def _collect(self) -> None:
+        self._due = None
+        if self.busy():
+            return
+        still = time.monotonic() - self._moved
+        if still < COLLECT_AFTER and self._dropped < COLLECT_MOST:
+            self._due = self.owner.set_timer(COLLECT_AFTER - still, self._collect)
+            return
+        self.owner._clear_arrangement_cache()
+        _ = self.owner.displayed_children  # refreshes the cached list (see the module's docstring)
+        collector.pages_dropped(thorough=self.thorough)
+        self.thorough = False
+        self._dropped = 0
