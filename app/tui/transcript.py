@@ -374,9 +374,10 @@ class Transcript(VerticalScroll):
 
     # -- stored entries -----------------------------------------------------------------
 
-    def show_stored(self, stored: Any, around: int | None = None) -> str | None:
+    def show_stored(self, stored: Any, around: int | None = None, ends: bool = True) -> str | None:
         """A (re)opened conversation: the pages of its path around entry ``around`` (else the last),
-        read from the store; the status the last exchange ended with, if it did not end well."""
+        read from the store (``ends``: see ``Window.open``); the status the last exchange ended with,
+        if it did not end well."""
         runtime = self.host.runtime
         if runtime is None or not stored.items:
             return self.render_items(stored.items)
@@ -385,7 +386,7 @@ class Transcript(VerticalScroll):
 
         window = self.window
         window.open(runtime.store, stored.id, stored.head, around, live=stored.items[-1],
-                    outline=outline_of(stored.items))
+                    outline=outline_of(stored.items), ends=ends)
         self.reorder([entry.seq for entry in window.outline], {entry.seq: entry.kind for entry in window.outline})
         last_user = max((i for i, e in enumerate(window.outline) if e.kind == "user"), default=0)
         return exchange_ended(runtime.store.page(stored.id, [e.seq for e in window.outline[last_user:]]))

@@ -82,10 +82,10 @@ class TreeController:
             return False
         return self._runtime() is not None and bool(self.transcript.order)
 
-    def show_stored(self, stored: Any, around: int | None = None) -> None:
+    def show_stored(self, stored: Any, around: int | None = None, ends: bool = True) -> None:
         """A reopened conversation, in the shape it was shown in live (the pages around entry
-        ``around``, else the last)."""
-        status = self.transcript.show_stored(stored, around)
+        ``around``, else the last; ``ends``: see ``Window.open``)."""
+        status = self.transcript.show_stored(stored, around, ends)
         if status:
             self.status.ended(status)
         # every turn of every branch was paid for: the conversation's cost is the whole tree's
@@ -233,7 +233,7 @@ class TreeController:
 
     def _flatten(self) -> None:
         if self._crowded():  # (still: a key may have come first)
-            self._show_branch()
+            self._show_branch(ends=False)  # the sitting goes on: its first page comes if the view leaves the end
 
     def _crowded(self) -> bool:
         """More messages mounted than a window holds, while the view follows the end and nothing is
@@ -244,15 +244,15 @@ class TreeController:
         mounted = sum(1 for widget in transcript.entries.values() if isinstance(widget, UserMessage))
         return mounted > LIVE_MOST
 
-    def _show_branch(self) -> None:
+    def _show_branch(self, ends: bool = True) -> None:
         if self.session.busy or self.session.position is None:
             return
         state = self.status.state
         self.session.stored = self._stored_runtime().tree(self.session.conversation, self.session.position)
-        self.rerender()
+        self.rerender(ends=ends)
         self.status.set_state(state)
 
-    def rerender(self, select: int | None = None) -> None:
+    def rerender(self, select: int | None = None, ends: bool = True) -> None:
         """The path the session is on, from the store, as a reopen shows it."""
         transcript = self.transcript
         transcript.reset()
@@ -260,7 +260,7 @@ class TreeController:
         if self.welcome:
             transcript.set_header(NoteBlock(self.welcome, "quiet"))
         if self.session.stored is not None:
-            self.show_stored(self.session.stored, around=select)
+            self.show_stored(self.session.stored, around=select, ends=ends)
         if select is not None and select in transcript.entries:
             self.select(select)
         else:

@@ -46,6 +46,9 @@ FIRST_PAGES = 1
 #: More pages mounted than this beside the pinned first and last: the one farthest from the viewport
 #: goes, once it is three screens away.
 MOST_PAGES = 6
+#: Widgets (of the transcript's own: a message, a card, a reply) a frame for a page mounted in the
+#: background: a key waits for a few, not for a page's hundred and fifty.
+FEED = 8
 #: The most pages ever mounted once a window settled: ``MOST_PAGES`` and the pinned first and last.
 MOST_MOUNTED = MOST_PAGES + 2
 def paginate(outline: list[OutlineEntry]) -> list[tuple[int, int]]:
@@ -83,6 +86,8 @@ class Pane(Protocol):
 
     def call_after_refresh(self, callback: Callable[[], object]) -> bool: ...
 
+    def call_later(self, callback: Callable[[], object]) -> bool: ...
+
     def build_items(self, items: list[Any], last: bool) -> tuple[list[Widget], list[int]]: ...
 
     def remove_widgets(self, widgets: list[Widget]) -> None: ...
@@ -119,6 +124,10 @@ class Window:
         #: The widget whose place on screen must not move, and where it was (rows below the top).
         self._pin: tuple[Widget, int] | None = None
         self._paging = False
+        #: The page being mounted in the background: its number, its widgets, how many are mounted.
+        self._feeding: tuple[int, list[Widget], int] | None = None
+        #: The first and last page come without waiting for the view to leave the end (``open``).
+        self._ends = True
 
     # -- what is mounted ------------------------------------------------------------------
 
@@ -162,17 +171,22 @@ class Window:
     # -- opening -------------------------------------------------------------------------
 
     def open(self, store: Store, conversation: str, head: int | None, around: int | None,
-             live: Any = None, outline: list[OutlineEntry] | None = None) -> None:
+             live: Any = None, outline: list[OutlineEntry] | None = None, ends: bool = True) -> None:
         """The path to ``head`` read as an outline (or ``outline``, already read); the page of entry
         ``around`` (else the last) mounted. ``live``: the session's own copy of the last entry, shown
         instead of the store's (a stored call awaiting approval is answered on that copy, and its card
-        must see it change)."""
+        must see it change). ``ends``: the first and last page come as soon as the screen is drawn
+        (Home and End are scrolls from the start); else once the view leaves the end (a live sitting
+        shown again from the store, ``tree.LIVE_MOST``: it goes on at the end, and the page would be
+        built for nothing after every few exchanges)."""
         self.store, self.conversation = store, conversation
+        self._ends = ends
         self._live = live
         self._set_outline(outline if outline is not None else store.outline(conversation, head))
         self.mounted.clear()
         self._seqs.clear()
         self._gaps.clear()
+        self._feeding = None
         target = self.page_of(around) if around is not None else None
         last = len(self.pages) - 1 if target is None else target
         numbers = list(range(max(0, last + 1 - FIRST_PAGES), last + 1))
@@ -192,6 +206,7 @@ class Window:
         self._seqs.clear()
         self._gaps.clear()
         self._pin = None
+        self._feeding = None
 
     def _build(self, number: int) -> list[Widget]:
         assert self.store is not None
@@ -284,7 +299,7 @@ class Window:
             return
         number = self.wanted()
         if number is not None:
-            self.load(number)
+            self.load(number, background=True)
         else:
             self._trim()
 
@@ -298,8 +313,8 @@ class Window:
     def wanted(self) -> int | None:
         """The page to mount next: the one before what is mounted when its top is near the view, the
         one after it when its bottom is (the last page not mounted), the one that fills a gap near the
-        view from the side the view is on; then, once the view left the end, the first and the last
-        page (pinned: Home and End are scrolls from then on)."""
+        view from the side the view is on; then the first and the last page (pinned: Home and End are
+        scrolls from then on), once the window opened or the view left the end (``open``'s ``ends``)."""
         transcript = self.transcript
         numbers = sorted(self.mounted)
         if not numbers:
@@ -315,33 +330,73 @@ class Window:
             gap_y = gap.virtual_region.y
             if y - margin < gap_y < y + height + margin:
                 below = numbers[bisect.bisect_right(numbers, above)]
-                return above + 1 if gap_y >= y + height // 2 else below - 1
-        if not transcript.held_at_end():
+                # from the side the view is on: the gap at or below the view's top (the view came from
+                # above) is filled at its place, the view held, so the view never passes it; above the
+                # view (it came from below), the page grows upwards from the one below it
+                return above + 1 if gap_y >= y else below - 1
+        if self._ends or not transcript.held_at_end():
             for number in (0, last):
                 if number not in self.mounted:
                     return number
         return None
 
-    def load(self, number: int) -> None:
+    def load(self, number: int, *, background: bool = False) -> None:
         """Page ``number`` mounted where it belongs among the pages mounted: after its neighbour above,
-        else before the next page mounted (after the gap between them); the view held where it was."""
+        else before the next page mounted (after the gap between them); the view held where it was.
+        ``background`` (a page the view does not show yet): mounted ``FEED`` widgets a frame, so a key
+        pressed meanwhile waits for one of those, not for the whole page (``_feed``)."""
+        self._fed()
         numbers = sorted(self.mounted)
         at = bisect.bisect_left(numbers, number)
         above = numbers[at - 1] if at > 0 else None
         below = numbers[at] if at < len(numbers) else None
-        if self._pin is None:
-            self._hold_view()
         widgets = self._build(number)
+        first = widgets[:FEED] if background else widgets
         if above is not None and (above == number - 1 or below is None):
+            if self._pin is None:
+                self._hold_view()
             if above == number - 1 and above in self._gaps:
                 self._gaps[number] = self._gaps.pop(above)  # the gap below its neighbour is now below it
-            self.transcript.mount_all(widgets, after=self.mounted[above][-1])
+            self.transcript.mount_all(first, after=self.mounted[above][-1])
         elif below is not None:
-            self.transcript.mount_all(widgets, before=self.mounted[below][0])
+            if self._pin is None:
+                # what is below stays where it is: the page grows upwards (filling a gap above the
+                # view from below pushes the gap further up, never into the view)
+                self._hold(self.mounted[below][0])
+            self.transcript.mount_all(first, before=self.mounted[below][0])
         else:
-            self.transcript.mount_all(widgets)
+            self.transcript.mount_all(first)
         self._fix_gaps()
         self._paging = True
+        if len(first) < len(widgets):
+            self._feeding = (number, widgets, len(first))
+            self.transcript.call_later(self._feed)
+
+    def _feed(self) -> None:
+        """The next ``FEED`` widgets of the page being mounted in the background, after the ones before."""
+        if self._feeding is None:
+            return
+        number, widgets, done = self._feeding
+        if self.mounted.get(number) is not widgets:
+            self._feeding = None  # the page went (a reset)
+            return
+        if self._pin is None:
+            self._hold_view()
+        self.transcript.mount_all(widgets[done:done + FEED], after=widgets[done - 1])
+        done += FEED
+        if done < len(widgets):
+            self._feeding = (number, widgets, done)
+            self.transcript.call_later(self._feed)
+        else:
+            self._feeding = None
+
+    def _fed(self) -> None:
+        """The page being mounted in the background mounted whole now (a jump, or another page, comes)."""
+        if self._feeding is not None:
+            number, widgets, done = self._feeding
+            self._feeding = None
+            if self.mounted.get(number) is widgets:
+                self.transcript.mount_all(widgets[done:], after=widgets[done - 1])
 
     def laid_out(self) -> None:
         """The transcript was laid out again (its virtual size changed): the view held still;
@@ -398,9 +453,16 @@ class Window:
             self.transcript.remove_widgets(gone)
         for above in sorted(wanted - self._gaps.keys()):
             gap = self._gaps[above] = PageGap()
-            self.transcript.mount_all([gap], after=self.mounted[above][-1])
+            below = numbers[bisect.bisect_right(numbers, above)]
+            # before the page below (the one above may still be mounting its last widgets, ``_feed``)
+            self.transcript.mount_all([gap], before=self.mounted[below][0])
 
     # -- holding the view still ------------------------------------------------------------
+
+    def _hold(self, widget: Widget) -> None:
+        """Keep ``widget`` where it is on screen (not while the view follows the end: see ``_hold_view``)."""
+        if not self.transcript.held_at_end() and widget.virtual_region.height:
+            self._pin = (widget, widget.virtual_region.y - round(self.transcript.scroll_y))
 
     def _hold_view(self) -> None:
         """Keep what is on screen where it is while pages come and go (the first widget reaching into
