@@ -197,6 +197,37 @@ async def test_home_and_end_only_scroll_once_the_view_left_the_end(long_app: Cal
         assert bounded(app) and kept()
 
 
+async def test_keys_faster_than_pages_stop_at_a_gap_never_past_it(long_app: CallstreamApp) -> None:
+    """Reading faster than pages come (no wait between the keys): the view stops at the gap until the
+    pages behind it come, so reading down from Home never shows the last exchanges, nor reading up from
+    End the first ones."""
+    app = long_app
+    async with app.run_test(size=SIZE) as pilot:
+        await at_home(app, pilot)
+        transcript: Any = app.screen.query_one("#transcript")
+
+        async def spin(screens: int) -> None:
+            """A wheel spun hard: screens of scrolling with no frame between them."""
+            for _ in range(abs(screens)):
+                transcript.scroll_relative(y=transcript.size.height * (1 if screens > 0 else -1),
+                                           animate=False, immediate=True)
+            await pilot.pause()
+
+        for _ in range(8):
+            await spin(6)
+            assert max(questions_on_screen(app), default=0) < MIDDLE, questions_on_screen(app)
+        await quiet(pilot)
+        assert 3 * EXCHANGES_PER_PAGE < max(questions_on_screen(app)) < MIDDLE
+        await pilot.press("end")
+        await wait_for(pilot, lambda: on_screen(app, question(EXCHANGES - 1)), "the last question again")
+        await quiet(pilot)
+        for _ in range(8):
+            await spin(-6)
+            assert min(questions_on_screen(app), default=EXCHANGES) > MIDDLE, questions_on_screen(app)
+        await quiet(pilot)
+        assert MIDDLE < min(questions_on_screen(app)) < EXCHANGES - 3 * EXCHANGES_PER_PAGE
+
+
 async def test_a_page_mounted_above_a_view_at_the_end_leaves_it_following_the_end(long_app: CallstreamApp) -> None:
     """After End the pages mounted may not fill the screens above the view, so the page before comes in
     while what is below is still growing (a stored reply writes its prose after its own mount). The view

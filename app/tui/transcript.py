@@ -182,7 +182,7 @@ class Transcript(VerticalScroll):
             self.marker.set_class(False, "-shown")
         if not self._holding:
             self.window.release()
-        self.window.scrolled()
+        self.window.scrolled(by_user=not self._holding)
 
     def _resized(self, _: object) -> None:
         self.window.laid_out()

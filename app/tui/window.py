@@ -128,6 +128,9 @@ class Window:
         self._feeding: tuple[int, list[Widget], int] | None = None
         #: The first and last page come without waiting for the view to leave the end (``open``).
         self._ends = True
+        #: Where the view was at the last scroll (``_stop_at_gap``), and whether a jump is under way.
+        self._last_y: float | None = None
+        self._jumping = False
 
     # -- what is mounted ------------------------------------------------------------------
 
@@ -187,6 +190,7 @@ class Window:
         self._seqs.clear()
         self._gaps.clear()
         self._feeding = None
+        self._last_y, self._jumping = None, False
         target = self.page_of(around) if around is not None else None
         last = len(self.pages) - 1 if target is None else target
         numbers = list(range(max(0, last + 1 - FIRST_PAGES), last + 1))
@@ -207,6 +211,7 @@ class Window:
         self._gaps.clear()
         self._pin = None
         self._feeding = None
+        self._last_y, self._jumping = None, False
 
     def _build(self, number: int) -> list[Widget]:
         assert self.store is not None
@@ -264,12 +269,13 @@ class Window:
 
     def _settle(self) -> None:
         """After a jump: nothing more is mounted or dropped until its screen is drawn (the pages around
-        it, and dropping the far ones, come in the frames after)."""
-        self._paging = True
+        it, and dropping the far ones, come in the frames after); its scroll may cross gaps."""
+        self._paging = self._jumping = True
         self.transcript.call_after_refresh(self._settled)
 
     def _settled(self) -> None:
-        self._paging = False
+        self._paging = self._jumping = False
+        self._last_y = self.transcript.scroll_y
         self.scrolled()
 
     def _refresh_outline(self) -> None:
@@ -290,8 +296,13 @@ class Window:
 
     # -- scrolling -------------------------------------------------------------------
 
-    def scrolled(self) -> None:
-        """The page the view needs next comes (``wanted``); with none wanted, far pages go (``_trim``)."""
+    def scrolled(self, by_user: bool = False) -> None:
+        """The page the view needs next comes (``wanted``); with none wanted, far pages go (``_trim``).
+        ``by_user``: the person moved the view (a key, the wheel, the scrollbar), and it stops at a gap
+        it would have crossed (``_stop_at_gap``) until the pages behind the gap come."""
+        last, self._last_y = self._last_y, self.transcript.scroll_y
+        if by_user and last is not None and not self._jumping and self._stop_at_gap(last):
+            self._last_y = self.transcript.scroll_y
         if not self.active or self._paging:
             return
         if self._unplaced():
@@ -302,6 +313,27 @@ class Window:
             self.load(number, background=True)
         else:
             self._trim()
+
+    def _stop_at_gap(self, last: float) -> bool:
+        """The view moved from ``last`` onto or across a gap: held just short of it instead (the gap
+        just below the view's last row going down, just above its top going up; ``wanted`` then fills
+        it from the view's side), so what shows is never the far side of a gap. A jump (Home, End, a
+        search hit) crosses gaps: it is not the person's scrolling."""
+        transcript = self.transcript
+        y, height = transcript.scroll_y, max(transcript.size.height, 1)
+        for gap in self._gaps.values():
+            region = gap.virtual_region
+            if not region.height:
+                continue
+            if y > last and last <= region.y < y + height:  # going down, it came into the view or past it
+                stop = max(0, region.y - height)
+            elif y < last and y <= region.y < last + height:  # going up, the same
+                stop = region.y + 1
+            else:
+                continue
+            transcript.hold(round(stop))
+            return True
+        return False
 
     def _unplaced(self) -> bool:
         """A page or gap mounted has not been laid out yet (where it is is not known)."""
