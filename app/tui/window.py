@@ -27,7 +27,7 @@ import bisect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.widget import AwaitMount, Widget
 
 from widgets.page_gap import PageGap
@@ -46,9 +46,6 @@ FIRST_PAGES = 1
 #: More pages mounted than this beside the pinned first and last: the one farthest from the viewport
 #: goes, once it is three screens away.
 MOST_PAGES = 6
-#: Widgets (of the transcript's own: a message, a card, a reply) a frame for a page mounted in the
-#: background: a key waits for a few, not for a page's hundred and fifty.
-FEED = 8
 #: The most pages ever mounted once a window settled: ``MOST_PAGES`` and the pinned first and last.
 MOST_MOUNTED = MOST_PAGES + 2
 def paginate(outline: list[OutlineEntry]) -> list[tuple[int, int]]:
@@ -86,8 +83,6 @@ class Pane(Protocol):
 
     def call_after_refresh(self, callback: Callable[[], object]) -> bool: ...
 
-    def call_later(self, callback: Callable[[], object]) -> bool: ...
-
     def build_items(self, items: list[Any], last: bool) -> tuple[list[Widget], list[int]]: ...
 
     def remove_widgets(self, widgets: list[Widget]) -> None: ...
@@ -124,13 +119,13 @@ class Window:
         #: The widget whose place on screen must not move, and where it was (rows below the top).
         self._pin: tuple[Widget, int] | None = None
         self._paging = False
-        #: The page being mounted in the background: its number, its widgets, how many are mounted.
-        self._feeding: tuple[int, list[Widget], int] | None = None
         #: The first and last page come without waiting for the view to leave the end (``open``).
         self._ends = True
         #: Where the view was at the last scroll (``_stop_at_gap``), and whether a jump is under way.
         self._last_y: float | None = None
         self._jumping = False
+        #: Where widgets were at the last layout (``_region``).
+        self._regions: dict[Widget, Region] = {}
 
     # -- what is mounted ------------------------------------------------------------------
 
@@ -189,8 +184,8 @@ class Window:
         self.mounted.clear()
         self._seqs.clear()
         self._gaps.clear()
-        self._feeding = None
         self._last_y, self._jumping = None, False
+        self._moved_widgets()
         target = self.page_of(around) if around is not None else None
         last = len(self.pages) - 1 if target is None else target
         numbers = list(range(max(0, last + 1 - FIRST_PAGES), last + 1))
@@ -210,8 +205,8 @@ class Window:
         self._seqs.clear()
         self._gaps.clear()
         self._pin = None
-        self._feeding = None
         self._last_y, self._jumping = None, False
+        self._moved_widgets()
 
     def _build(self, number: int) -> list[Widget]:
         assert self.store is not None
@@ -278,6 +273,10 @@ class Window:
         self._last_y = self.transcript.scroll_y
         self.scrolled()
 
+    def _drawn(self) -> None:
+        self._paging = False
+        self.scrolled()
+
     def _refresh_outline(self) -> None:
         """The path read again (entries the session added live are in the store): only the rows after
         the outline's last entry when the path continues it (``Pages.outline_after``: an End at ten
@@ -305,14 +304,36 @@ class Window:
             self._last_y = self.transcript.scroll_y
         if not self.active or self._paging:
             return
+        if by_user:
+            # what the move needs comes after its screen is drawn (the key waits for no page)
+            self._paging = True
+            self.transcript.call_after_refresh(self._drawn)
+            return
         if self._unplaced():
             self._paging = True  # a page is still being mounted: its layout (``laid_out``) calls again
             return
         number = self.wanted()
         if number is not None:
-            self.load(number, background=True)
+            self.load(number)
         else:
             self._trim()
+
+    def _region(self, widget: Widget) -> Region:
+        """``widget.virtual_region`` as of the last layout, kept until the next (``laid_out``).
+        Textual answers it from its map of every widget, which a scroll throws away
+        (``Compositor.reflow_visible``) and the next question rebuilds — tens of milliseconds with a
+        window mounted, on every key that scrolls; scrolling moves no widget in the transcript. And
+        the last layout's answer is the one the scroll position agrees with: after pages came or went
+        and before the layout (and the hold that keeps the view still), Textual's map would already
+        place what is below them elsewhere, and a gap could seem above a view it is below."""
+        region = self._regions.get(widget)
+        if region is None:
+            region = self._regions[widget] = widget.virtual_region
+        return region
+
+    def _moved_widgets(self) -> None:
+        """Widgets came, went or were laid out again: where they are is asked anew."""
+        self._regions.clear()
 
     def _stop_at_gap(self, last: float) -> bool:
         """The view moved from ``last`` onto or across a gap: held just short of it instead (the gap
@@ -322,7 +343,7 @@ class Window:
         transcript = self.transcript
         y, height = transcript.scroll_y, max(transcript.size.height, 1)
         for gap in self._gaps.values():
-            region = gap.virtual_region
+            region = self._region(gap)
             if not region.height:
                 continue
             if y > last and last <= region.y < y + height:  # going down, it came into the view or past it
@@ -338,9 +359,9 @@ class Window:
     def _unplaced(self) -> bool:
         """A page or gap mounted has not been laid out yet (where it is is not known)."""
         for widgets in self.mounted.values():
-            if not (widgets[0].virtual_region.height or widgets[-1].virtual_region.height):
+            if not (self._region(widgets[0]).height or self._region(widgets[-1]).height):
                 return True
-        return any(not gap.virtual_region.height for gap in self._gaps.values())
+        return any(not self._region(gap).height for gap in self._gaps.values())
 
     def wanted(self) -> int | None:
         """The page to mount next: the one before what is mounted when its top is near the view, the
@@ -359,7 +380,7 @@ class Window:
         if numbers[-1] < last and y > transcript.max_scroll_y - margin:
             return numbers[-1] + 1
         for above, gap in sorted(self._gaps.items()):
-            gap_y = gap.virtual_region.y
+            gap_y = self._region(gap).y
             if y - margin < gap_y < y + height + margin:
                 below = numbers[bisect.bisect_right(numbers, above)]
                 # from the side the view is on: the gap at or below the view's top (the view came from
@@ -372,71 +393,54 @@ class Window:
                     return number
         return None
 
-    def load(self, number: int, *, background: bool = False) -> None:
+    def load(self, number: int) -> None:
         """Page ``number`` mounted where it belongs among the pages mounted: after its neighbour above,
         else before the next page mounted (after the gap between them); the view held where it was.
-        ``background`` (a page the view does not show yet): mounted ``FEED`` widgets a frame, so a key
-        pressed meanwhile waits for one of those, not for the whole page (``_feed``)."""
-        self._fed()
+        (Mounting a page in pieces over several frames was tried: each piece costs a layout and a
+        rebuild of Textual's map of every widget, so a key waited longer, not shorter.)"""
         numbers = sorted(self.mounted)
         at = bisect.bisect_left(numbers, number)
         above = numbers[at - 1] if at > 0 else None
         below = numbers[at] if at < len(numbers) else None
         widgets = self._build(number)
-        first = widgets[:FEED] if background else widgets
         if above is not None and (above == number - 1 or below is None):
             if self._pin is None:
                 self._hold_view()
             if above == number - 1 and above in self._gaps:
                 self._gaps[number] = self._gaps.pop(above)  # the gap below its neighbour is now below it
-            self.transcript.mount_all(first, after=self.mounted[above][-1])
+            self.transcript.mount_all(widgets, after=self.mounted[above][-1])
         elif below is not None:
             if self._pin is None:
                 # what is below stays where it is: the page grows upwards (filling a gap above the
                 # view from below pushes the gap further up, never into the view)
                 self._hold(self.mounted[below][0])
-            self.transcript.mount_all(first, before=self.mounted[below][0])
+            self.transcript.mount_all(widgets, before=self.mounted[below][0])
         else:
-            self.transcript.mount_all(first)
+            self.transcript.mount_all(widgets)
         self._fix_gaps()
         self._paging = True
-        if len(first) < len(widgets):
-            self._feeding = (number, widgets, len(first))
-            self.transcript.call_later(self._feed)
-
-    def _feed(self) -> None:
-        """The next ``FEED`` widgets of the page being mounted in the background, after the ones before."""
-        if self._feeding is None:
-            return
-        number, widgets, done = self._feeding
-        if self.mounted.get(number) is not widgets:
-            self._feeding = None  # the page went (a reset)
-            return
-        if self._pin is None:
-            self._hold_view()
-        self.transcript.mount_all(widgets[done:done + FEED], after=widgets[done - 1])
-        done += FEED
-        if done < len(widgets):
-            self._feeding = (number, widgets, done)
-            self.transcript.call_later(self._feed)
-        else:
-            self._feeding = None
-
-    def _fed(self) -> None:
-        """The page being mounted in the background mounted whole now (a jump, or another page, comes)."""
-        if self._feeding is not None:
-            number, widgets, done = self._feeding
-            self._feeding = None
-            if self.mounted.get(number) is widgets:
-                self.transcript.mount_all(widgets[done:], after=widgets[done - 1])
 
     def laid_out(self) -> None:
         """The transcript was laid out again (its virtual size changed): the view held still;
         after a page came, another while the window does not reach far enough."""
+        self._moved_widgets()
         self.hold_still()
+        self.transcript.call_after_refresh(self._after_layout)
+
+    def _after_layout(self) -> None:
+        """Where the pages and gaps are, learnt once the frame is drawn (Textual's map of every widget
+        is usually still whole then; the next scroll throws it away, and a key would wait for its
+        rebuild, ``_region``); then the next page, after one came."""
+        if not self.active:
+            return
+        for widgets in self.mounted.values():
+            self._region(widgets[0])
+            self._region(widgets[-1])
+        for gap in self._gaps.values():
+            self._region(gap)
         if self._paging:
             self._paging = False
-            self.transcript.call_after_refresh(self.scrolled)
+            self.scrolled()
 
     def _trim(self) -> None:
         """While more than ``MOST_PAGES`` are mounted beside the pinned ones, the one farthest from the
@@ -449,7 +453,7 @@ class Window:
 
         def distance(number: int) -> float:
             widgets = self.mounted[number]
-            start, end = widgets[0].virtual_region.y, widgets[-1].virtual_region.bottom
+            start, end = self._region(widgets[0]).y, self._region(widgets[-1]).bottom
             return start - bottom if start >= bottom else top - end if end <= top else -1
 
         while True:
@@ -486,15 +490,14 @@ class Window:
         for above in sorted(wanted - self._gaps.keys()):
             gap = self._gaps[above] = PageGap()
             below = numbers[bisect.bisect_right(numbers, above)]
-            # before the page below (the one above may still be mounting its last widgets, ``_feed``)
             self.transcript.mount_all([gap], before=self.mounted[below][0])
 
     # -- holding the view still ------------------------------------------------------------
 
     def _hold(self, widget: Widget) -> None:
         """Keep ``widget`` where it is on screen (not while the view follows the end: see ``_hold_view``)."""
-        if not self.transcript.held_at_end() and widget.virtual_region.height:
-            self._pin = (widget, widget.virtual_region.y - round(self.transcript.scroll_y))
+        if not self.transcript.held_at_end() and self._region(widget).height:
+            self._pin = (widget, self._region(widget).y - round(self.transcript.scroll_y))
 
     def _hold_view(self) -> None:
         """Keep what is on screen where it is while pages come and go (the first widget reaching into
@@ -508,10 +511,10 @@ class Window:
         y = round(transcript.scroll_y)
         for number in sorted(self.mounted):
             widgets = self.mounted[number]
-            if widgets[-1].virtual_region.bottom <= y:
+            if self._region(widgets[-1]).bottom <= y:
                 continue
             for widget in widgets:
-                region = widget.virtual_region
+                region = self._region(widget)
                 if region.bottom > y:
                     self._pin = (widget, region.y - y)
                     return
@@ -533,6 +536,6 @@ class Window:
         if not widget.is_attached:
             self._pin = None
             return
-        y = widget.virtual_region.y - offset
+        y = self._region(widget).y - offset
         if y != round(self.transcript.scroll_y):
             self.transcript.hold(y)
