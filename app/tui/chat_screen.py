@@ -81,6 +81,12 @@ class ChatScreen(Screen[None]):
 
     BINDINGS = CHAT_KEYS + APPROVAL_KEYS
 
+    #: What has the keys when the screen starts (and when it comes back with nothing focused): the input box.
+    #: Textual's default, the first focusable widget, is the transcript, which the box then takes the keys
+    #: from — and a container that loses the focus has every widget in it styled again (``:focus`` may
+    #: style them): at a reopen, every widget of the first page, before the first screen.
+    AUTO_FOCUS = "PromptInput"
+
     #: Given at construction, or by ``attach`` once the app has opened it (a deferred start).
     session: ChatSession
 
@@ -374,10 +380,17 @@ class ChatScreen(Screen[None]):
         runtime = self.host.runtime
         return runtime.prices if runtime is not None else PriceBook()
 
+    def written(self) -> bool:
+        """Every reply mounted is written: a reopened one writes its prose after its own mount, so its first
+        screen is whole only then."""
+        from widgets.prose import ProseBlock
+
+        return all(block.settled for block in self.query(ProseBlock))
+
     def _price_table(self) -> None:
-        """Load the price table off the event loop; once it is in, the status line shows money and the
-        meter where they could not be shown without it (a poll of a state, not a wait for a time)."""
-        prices.preload()
+        """Once the price table is in (loaded in a thread: the app's warm-up starts it after the first
+        frame, a replay when it starts), the status line shows money and the meter where they could not
+        be shown without it (a poll of a state, not a wait for a time)."""
         if prices.loaded():
             return
 

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from ..rules import prices
 from . import collector
 
 if TYPE_CHECKING:
@@ -47,8 +48,10 @@ PAUSE = 0.01
 
 
 def warm_up(app: App[Any], session: ChatSession, done: Callable[[], None] | None = None) -> None:
-    """Start the steps on ``app``'s loop; ``done`` runs after the last."""
-    steps: list[Callable[[], None]] = [partial(_load, name) for name in MODULES]
+    """Start the steps on ``app``'s loop (the price table first, in a thread of its own: it competes with
+    the loop for the interpreter, which is why it waits for the warm-up, that is for the first frame);
+    ``done`` runs after the last."""
+    steps: list[Callable[[], None]] = [prices.preload, *(partial(_load, name) for name in MODULES)]
     steps.insert(1, _warm_parser)
     steps.append(session.prepare)
     steps.append(collector.settle)
