@@ -381,11 +381,12 @@ class ChatScreen(Screen[None]):
         return runtime.prices if runtime is not None else PriceBook()
 
     def written(self) -> bool:
-        """Every reply mounted is written: a reopened one writes its prose after its own mount, so its first
-        screen is whole only then."""
+        """Every reply in the transcript is written: a reopened one writes its prose after its own mount, so
+        its first screen is whole only then. (The transcript's own entries only: a walk of every widget on
+        the screen, each time this is asked while the first screen is built, would cost that screen more.)"""
         from widgets.prose import ProseBlock
 
-        return all(block.settled for block in self.query(ProseBlock))
+        return all(block.settled for block in self.transcript.children if isinstance(block, ProseBlock))
 
     def _price_table(self) -> None:
         """Once the price table is in (loaded in a thread: the app's warm-up starts it after the first
