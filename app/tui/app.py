@@ -123,10 +123,10 @@ class CallstreamApp(App[None]):
             self.screen.call_after_refresh(self._started)
 
     def _started(self) -> None:
-        """Once the first screen is drawn whole (a reopened conversation's replies are written after their
-        mount: polled, a state and not a time) and painted: the MCP servers start in the background (typing
-        never waits for them) and the first exchange's modules and the price table are loaded. The first
-        screen waits for none of it, and their imports and the table's thread would take the interpreter from it."""
+        """Once the first screen is written (no reply waits to write its text: polled, a state and not a
+        time) and painted: the MCP servers start in the background (typing never waits for them), the first
+        exchange's modules and the price table are loaded. The first screen waits for none of it: their
+        imports and the table's thread took the interpreter from it."""
         screen = self.screen
         if isinstance(screen, ChatScreen) and not screen.written():
             self.set_timer(STARTED_POLL, self._started)

@@ -81,10 +81,8 @@ class ChatScreen(Screen[None]):
 
     BINDINGS = CHAT_KEYS + APPROVAL_KEYS
 
-    #: What has the keys when the screen starts (and when it comes back with nothing focused): the input box.
-    #: Textual's default, the first focusable widget, is the transcript, which the box then takes the keys
-    #: from — and a container that loses the focus has every widget in it styled again (``:focus`` may
-    #: style them): at a reopen, every widget of the first page, before the first screen.
+    #: The box has the keys from the start: not the transcript (Textual's first focusable), which losing them
+    #: to the box had every widget in it styled again (a reopen's first page, before its first screen).
     AUTO_FOCUS = "PromptInput"
 
     #: Given at construction, or by ``attach`` once the app has opened it (a deferred start).
@@ -381,17 +379,14 @@ class ChatScreen(Screen[None]):
         return runtime.prices if runtime is not None else PriceBook()
 
     def written(self) -> bool:
-        """Every reply in the transcript is written: a reopened one writes its prose after its own mount, so
-        its first screen is whole only then. (The transcript's own entries only: a walk of every widget on
-        the screen, each time this is asked while the first screen is built, would cost that screen more.)"""
+        """No reply in the transcript waits to write what it was given (its entries only: cheap to ask)."""
         from widgets.prose import ProseBlock
 
         return all(block.settled for block in self.transcript.children if isinstance(block, ProseBlock))
 
     def _price_table(self) -> None:
-        """Once the price table is in (loaded in a thread: the app's warm-up starts it after the first
-        frame, a replay when it starts), the status line shows money and the meter where they could not
-        be shown without it (a poll of a state, not a wait for a time)."""
+        """Once the price table is in (its thread started by the warm-up, or a replay), the status line shows
+        money and the meter where they could not be shown without it (a poll of a state, not a time)."""
         if prices.loaded():
             return
 

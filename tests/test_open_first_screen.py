@@ -1,0 +1,182 @@
+"""What a reopened conversation's first screen waits for (issue 31, "ahead of Elia at every size"):
+only what it shows. Measured by ``make bench-long``; guarded here by states, never by times:
+
+- the terminal's image question is asked in a thread of its own, and a terminal that answers
+  nothing (a pseudo-terminal no one reads) gets cells without textual-image even being imported,
+  while one that answers still gets textual-image's own choice;
+- the price table's thread, the warm-up's imports and the MCP servers' start come after the first
+  screen is written (a fresh process, the real app under Pilot, a real store);
+- the transcript never takes the keys at start (a container that loses them has everything in it
+  styled again);
+- a stored card is built with its state's border class, and a stored reply's blocks are mounted
+  with it (its text is in the first paint).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pty
+import select
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+
+from app.stream.blocks import ToolCallBlock
+from tests.long_transcript import write_long
+from widgets.prose import ProseBlock
+from widgets.tool_card import ToolCard
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Asked in a pseudo-terminal: which mode ``Asking`` chose, and whether textual-image was imported.
+ASKING = (
+    "import sys\n"
+    "from app.tui.probing import Asking\n"
+    "asking = Asking()\n"
+    "asking.imported()\n"
+    "print('MODE', asking.wait(), 'textual_image' in sys.modules, flush=True)\n"
+)
+
+
+def _in_a_terminal(script: str, answer: bytes | None) -> str:
+    """``script`` run by the interpreter in a pseudo-terminal whose other end answers each Primary Device
+    Attributes question (``CSI c``) with ``answer`` (None: answers nothing); what it printed."""
+    env = {k: v for k, v in os.environ.items() if k != "CALLSTREAM_IMAGES"}
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the script, on a 120×40 terminal of 10×20-pixel cells (its size says them)
+        fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 1200, 800))
+        os.chdir(ROOT)
+        os.execve(sys.executable, [sys.executable, "-c", script], env)
+    out = b""
+    try:
+        while b"MODE" not in out or not out.endswith(b"\n"):
+            ready, _, _ = select.select([fd], [], [], 30)
+            assert ready, f"the child printed no mode within 30 s: {out!r}"
+            try:
+                data = os.read(fd, 4096)
+            except OSError:  # the child closed the terminal
+                break
+            if not data:
+                break
+            out += data
+            if answer is not None:
+                for _ in range(data.count(b"\x1b[c")):
+                    os.write(fd, answer)
+    finally:
+        os.waitpid(pid, 0)
+        os.close(fd)
+    line = next(line for line in out.decode(errors="replace").splitlines() if "MODE" in line)
+    return line[line.index("MODE"):]
+
+
+def test_a_terminal_that_answers_nothing_gets_cells_without_textual_image_being_imported() -> None:
+    """Why: textual-image waits 0.1 s for each of three answers that never come (0.3 s of a start, before
+    the first frame); one unanswered question says the others will not be answered either."""
+    assert _in_a_terminal(ASKING, answer=None).split() == ["MODE", "cells", "False"]
+
+
+def test_a_terminal_that_answers_gets_textual_images_choice() -> None:
+    """Why: the quick question only decides whether to ask; a terminal that answers is asked by
+    textual-image as before (here it says it draws sixel)."""
+    assert _in_a_terminal(ASKING, answer=b"\x1b[?62;4;22c").split() == ["MODE", "sixel", "True"]
+
+
+#: A reopened conversation under Pilot in a fresh process: what was imported, and what the transcript
+#: held, when the warm-up began (the first screen's state); then whether the warm-up and the price
+#: table still came.
+REOPEN = """
+import asyncio, json, sys
+import app.tui.app as tui
+import app.tui.warmup as warmup
+from textual.widget import Widget
+from app.rules import prices
+from tests.waiting import wait_for
+
+HEAVY = ["genai_prices", "jsonschema", "anyio._backends._asyncio", "textual_image"]
+seen = {}
+focused = []
+real_warm_up, real_focus = warmup.warm_up, Widget._on_focus
+
+def warm_up(app, session, done=None):
+    screen = app.screen
+    seen["imported"] = [name for name in HEAVY if name in sys.modules]
+    seen["written"] = screen.written()
+    seen["last shown"] = any("Anything else for %d?" % (EXCHANGES - 1) in block.source
+                             for block in screen.transcript.children if hasattr(block, "source"))
+    real_warm_up(app, session, done)
+
+def on_focus(self, event):
+    focused.append(type(self).__name__ + ("#" + self.id if self.id else ""))
+    real_focus(self, event)
+
+tui.warm_up = warm_up
+Widget._on_focus = on_focus
+
+async def main():
+    app = tui.make_app(conversation=CONVERSATION)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: app.warmed and prices.loaded())
+        seen["warmed"] = app.warmed
+        seen["prices"] = prices.loaded()
+        seen["focused"] = focused
+    print("SEEN", json.dumps(seen))
+
+asyncio.run(main())
+"""
+
+
+def test_a_reopened_conversations_first_screen_is_written_before_the_warm_up_and_the_price_table(
+        home: Path) -> None:
+    """Why: the warm-up's imports and the price table's thread (pydantic, 30,000 lines of data) took the
+    interpreter from the first screen; they come once it is written, and still come."""
+    data = home / "home"
+    data.mkdir()
+    exchanges = 10
+    conversation = write_long(data / "callstream.db", exchanges)
+    (home / "config.toml").write_text('[providers.demo]\nprovider = "demo"\nspeed = 0\n')
+    script = f"CONVERSATION = {conversation!r}\nEXCHANGES = {exchanges}\n" + REOPEN
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True,
+                         stdin=subprocess.DEVNULL, timeout=300)
+    seen = json.loads(next(line for line in out.stdout.splitlines() if line.startswith("SEEN "))[5:])
+    assert seen["imported"] == []
+    assert seen["written"] and seen["last shown"]
+    assert seen["warmed"] and seen["prices"]
+    # the input box has the keys from the start: the transcript is never focused (and blurred)
+    assert seen["focused"] and "Transcript#transcript" not in seen["focused"]
+    assert seen["focused"][0] == "PromptInput"
+
+
+def test_a_stored_card_has_its_states_border_before_it_is_mounted() -> None:
+    """Why: set once mounted, each state class styled the card and everything in it again."""
+    block = ToolCallBlock("call_1", "search_orders", fragments=['{"customer": "Ada"}'], ended=True, final=True,
+                          arguments={"customer": "Ada"}, state="ran", result='{"count": 2}')
+    assert ToolCard(block, finished=True).has_class("-ran")
+    live = ToolCallBlock("call_2", "search_orders", state="preparing")
+    assert not ToolCard(live).classes  # a live card's classes follow its state once mounted
+
+
+async def test_a_stored_replys_blocks_are_mounted_with_it() -> None:
+    """Why: written after its mount, a reopened reply was empty in the screen's first paint, and what
+    waited for that paint (the pages above, the warm-up) came before its text."""
+    from textual.app import App, ComposeResult
+
+    text = "Three orders:\n\n- A-1 shipped\n- A-2 open\n\n```python\nprint(1)\n```\n\nAnything else?"
+
+    class Shown(App[None]):
+        def compose(self) -> ComposeResult:
+            yield ProseBlock(text)
+
+    app = Shown()
+    async with app.run_test() as pilot:
+        prose = app.query_one(ProseBlock)
+        assert prose.settled and prose.source == text
+        kinds = [type(child).__name__ for child in prose.children]
+        assert kinds[0] == "ProseParagraph" and "MarkdownBulletList" in kinds and "MarkdownFence" in kinds
+        await pilot.pause()
+        # Markdown's own mount (an empty document) left them in place
+        assert [type(child).__name__ for child in prose.children] == kinds
+        assert prose.children[-1].has_class("-last")
