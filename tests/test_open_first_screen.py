@@ -8,8 +8,7 @@ only what it shows. Measured by ``make bench-long``; guarded here by states, nev
   screen is written (a fresh process, the real app under Pilot, a real store);
 - the transcript never takes the keys at start (a container that loses them has everything in it
   styled again);
-- a stored card is built with its state's border class, and a stored reply's blocks are mounted
-  with it (its text is in the first paint).
+- a stored card is built with its state's border class.
 """
 
 from __future__ import annotations
@@ -27,7 +26,6 @@ from pathlib import Path
 
 from app.stream.blocks import ToolCallBlock
 from tests.long_transcript import write_long
-from widgets.prose import ProseBlock
 from widgets.tool_card import ToolCard
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -157,26 +155,3 @@ def test_a_stored_card_has_its_states_border_before_it_is_mounted() -> None:
     assert ToolCard(block, finished=True).has_class("-ran")
     live = ToolCallBlock("call_2", "search_orders", state="preparing")
     assert not ToolCard(live).classes  # a live card's classes follow its state once mounted
-
-
-async def test_a_stored_replys_blocks_are_mounted_with_it() -> None:
-    """Why: written after its mount, a reopened reply was empty in the screen's first paint, and what
-    waited for that paint (the pages above, the warm-up) came before its text."""
-    from textual.app import App, ComposeResult
-
-    text = "Three orders:\n\n- A-1 shipped\n- A-2 open\n\n```python\nprint(1)\n```\n\nAnything else?"
-
-    class Shown(App[None]):
-        def compose(self) -> ComposeResult:
-            yield ProseBlock(text)
-
-    app = Shown()
-    async with app.run_test() as pilot:
-        prose = app.query_one(ProseBlock)
-        assert prose.settled and prose.source == text
-        kinds = [type(child).__name__ for child in prose.children]
-        assert kinds[0] == "ProseParagraph" and "MarkdownBulletList" in kinds and "MarkdownFence" in kinds
-        await pilot.pause()
-        # Markdown's own mount (an empty document) left them in place
-        assert [type(child).__name__ for child in prose.children] == kinds
-        assert prose.children[-1].has_class("-last")

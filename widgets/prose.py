@@ -18,11 +18,8 @@ costs, however long the reply is:
 - the last block loses its bottom margin through a class this widget moves,
   not a ``:last-child`` selector (an order-dependent selector makes Textual
   restyle every sibling on every mount: quadratic over a reply);
-- a finished reply (a reopened one) is written in one go, its blocks composed
-  with it: they are mounted in its own mount, so the screen's first paint
-  holds its text (written after its mount, the first paint showed it empty,
-  and whatever waited for that paint — the pages above a reopened one, the
-  warm-up — came before its text).
+- a finished reply (a reopened one) is written in one go as soon as it is
+  mounted, not after the streaming timer.
 
 Text is made inert (control characters shown escaped) before it is
 written; Markdown never interprets console markup.
@@ -33,8 +30,6 @@ from __future__ import annotations
 import asyncio
 
 from markdown_it import MarkdownIt
-from textual.app import ComposeResult
-from textual.await_complete import AwaitComplete
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock
 
@@ -91,10 +86,8 @@ class ProseBlock(Markdown):
         self._flushing = asyncio.Lock()
         self._scheduled = False
         self._written = 0
-        #: Given its whole text (a stored reply): written once, composed, without the timer.
+        #: Given its whole text (a stored reply): written once, at mount, without the timer.
         self._finished = bool(text)
-        #: Its blocks were composed with it (Markdown's own mount must not replace them).
-        self._composed = False
 
     @property
     def source(self) -> str:
@@ -107,23 +100,11 @@ class ProseBlock(Markdown):
         """Everything added so far is written (no delta waits for a flush)."""
         return not self._pending and not self._scheduled and not self._flushing.locked()
 
-    def compose(self) -> ComposeResult:
-        if self._finished and self._pending:  # given whole: its blocks are mounted with it
-            text = "".join(self._pending)
-            self._pending.clear()
-            self._written += len(text)
-            self._parts.append(text)
-            self._composed = True
-            yield from self._take(self._parse_tail(text))
-
-    def update(self, markdown: str) -> AwaitComplete:
-        """Markdown's own mount replaces the blocks with its (empty) document: not the ones composed."""
-        if self._composed and not markdown:
-            return AwaitComplete(_nothing())
-        return super().update(markdown)
-
     def on_mount(self) -> None:
-        if self._pending:
+        if self._pending and self._finished:
+            self._scheduled = True  # settled only once it is written
+            self.call_later(self._flush)
+        elif self._pending:
             self._schedule()
 
     def add(self, delta: str) -> None:
@@ -159,18 +140,6 @@ class ProseBlock(Markdown):
     # -- the append path -------------------------------------------------------
 
     async def _append(self, text: str) -> None:
-        blocks = self._parse_tail(text)
-        if not blocks:
-            return
-        if self._last is not None:
-            await self._replace_live(blocks[0])
-            blocks = blocks[1:]
-        fresh = self._take(blocks)
-        if fresh:
-            await self.mount_all(fresh)
-
-    def _parse_tail(self, text: str) -> list[MarkdownBlock]:
-        """The blocks of the last top-level block's source and ``text`` (the tail kept for the next append)."""
         tail = self._tail + text
         tokens = _PARSER.parse(tail)
         blocks = list(self._parse_markdown(tokens))
@@ -186,10 +155,11 @@ class ProseBlock(Markdown):
         for block in blocks:
             first, end = block.source_range
             block.source_range = (first + start, end + start)
-        return blocks
-
-    def _take(self, blocks: list[MarkdownBlock]) -> list[MarkdownBlock]:
-        """New blocks after the live one: finished paragraphs folded into the group before; the widgets to mount."""
+        if not blocks:
+            return
+        if self._last is not None:
+            await self._replace_live(blocks[0])
+            blocks = blocks[1:]
         fresh: list[MarkdownBlock] = []
         for block in blocks:
             last = self._last
@@ -206,7 +176,8 @@ class ProseBlock(Markdown):
                 self._group = None
             fresh.append(block)
             self._set_last(block)
-        return fresh
+        if fresh:
+            await self.mount_all(fresh)
 
     async def _replace_live(self, block: MarkdownBlock) -> None:
         """The last block, re-parsed with what arrived since: update it in place."""
@@ -230,7 +201,3 @@ class ProseBlock(Markdown):
             self._last.remove_class("-last", update=self._last.is_attached)
         block.add_class("-last", update=block.is_attached)
         self._last = block
-
-
-async def _nothing() -> None:
-    """What Markdown's own mount awaits of a reply whose blocks were composed."""
