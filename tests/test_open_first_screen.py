@@ -4,8 +4,9 @@ only what it shows. Measured by ``make bench-long``; guarded here by states, nev
 - the terminal's image question is asked in a thread of its own, and a terminal that answers
   nothing (a pseudo-terminal no one reads) gets cells without textual-image even being imported,
   while one that answers still gets textual-image's own choice;
-- the price table's thread, the warm-up's imports and the MCP servers' start come after the first
-  screen is written (a fresh process, the real app under Pilot, a real store);
+- the price table's thread, the warm-up's imports, the MCP servers' start and the garbage
+  collector come after the first screen is written (a fresh process, the real app under Pilot, a
+  real store);
 - the transcript never takes the keys at start (a container that loses them has everything in it
   styled again);
 - a stored card is built with its state's border class.
@@ -87,8 +88,9 @@ def test_a_terminal_that_answers_gets_textual_images_choice() -> None:
 #: held, when the warm-up began (the first screen's state); then whether the warm-up and the price
 #: table still came.
 REOPEN = """
-import asyncio, json, sys
+import asyncio, gc, json, sys
 import app.tui.app as tui
+from app.tui import collector
 import app.tui.warmup as warmup
 from textual.widget import Widget
 from app.rules import prices
@@ -99,12 +101,26 @@ seen = {}
 focused = []
 real_warm_up, real_focus = warmup.warm_up, Widget._on_focus
 
-def warm_up(app, session, done=None):
+def collections():
+    return [generation["collections"] for generation in gc.get_stats()]
+
+real_release = collector.release
+
+def first_screen(app):
     screen = app.screen
+    return {"written": screen.written(),
+            "last shown": any("Anything else for %d?" % (EXCHANGES - 1) in block.source
+                              for block in screen.transcript.children if hasattr(block, "source"))}
+
+def release():
+    if "released" not in seen:  # (read while still held)
+        seen["released"] = {"collected before": collections() != held_at, **first_screen(APP[0])}
+    real_release()
+
+def warm_up(app, session, done=None):
+    seen["collecting"] = gc.isenabled()
     seen["imported"] = [name for name in HEAVY if name in sys.modules]
-    seen["written"] = screen.written()
-    seen["last shown"] = any("Anything else for %d?" % (EXCHANGES - 1) in block.source
-                             for block in screen.transcript.children if hasattr(block, "source"))
+    seen["warm-up"] = first_screen(app)
     real_warm_up(app, session, done)
 
 def on_focus(self, event):
@@ -112,10 +128,14 @@ def on_focus(self, event):
     real_focus(self, event)
 
 tui.warm_up = warm_up
+collector.release = release
 Widget._on_focus = on_focus
+
+APP = []
 
 async def main():
     app = tui.make_app(conversation=CONVERSATION)
+    APP.append(app)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: app.warmed and prices.loaded())
         seen["warmed"] = app.warmed
@@ -123,6 +143,8 @@ async def main():
         seen["focused"] = focused
     print("SEEN", json.dumps(seen))
 
+collector.hold()  # as the command line does before it imports the app
+held_at = collections()
 asyncio.run(main())
 """
 
@@ -141,7 +163,10 @@ def test_a_reopened_conversations_first_screen_is_written_before_the_warm_up_and
                          stdin=subprocess.DEVNULL, timeout=300)
     seen = json.loads(next(line for line in out.stdout.splitlines() if line.startswith("SEEN "))[5:])
     assert seen["imported"] == []
-    assert seen["written"] and seen["last shown"]
+    assert seen["warm-up"] == {"written": True, "last shown": True}
+    # no garbage collection until then (what start-up makes lives as long as the app); collecting again after
+    assert seen["released"] == {"collected before": False, "written": True, "last shown": True}
+    assert seen["collecting"]
     assert seen["warmed"] and seen["prices"]
     # the input box has the keys from the start: the transcript is never focused (and blurred)
     assert seen["focused"] and "Transcript#transcript" not in seen["focused"]
@@ -155,3 +180,25 @@ def test_a_stored_card_has_its_states_border_before_it_is_mounted() -> None:
     assert ToolCard(block, finished=True).has_class("-ran")
     live = ToolCallBlock("call_2", "search_orders", state="preparing")
     assert not ToolCard(live).classes  # a live card's classes follow its state once mounted
+
+
+def test_release_switches_collection_back_on_only_where_hold_switched_it_off() -> None:
+    """Why: the command line releases on every way out; a collector someone else switched off stays off."""
+    import gc
+
+    from app.tui import collector
+
+    assert gc.isenabled()
+    collector.hold()
+    try:
+        assert not gc.isenabled()
+    finally:
+        collector.release()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        collector.hold()
+        collector.release()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from .common import fail, prompt_options, provider_options
+
+if TYPE_CHECKING:
+    from ..tui.probing import Asking
 
 __all__ = ["register", "run"]
 
@@ -37,11 +41,21 @@ def run(args: argparse.Namespace) -> int:
 def _chat(provider: str | None, model: str | None, base_url: str | None, conversation: str | None = None,
           transcripts: bool = False, system: str | None = None, role: str | None = None,
           at: int | None = None) -> int:
+    from ..tui import collector
     from ..tui.probing import Asking
 
     # how images are drawn: asked of the terminal while the app is imported and opened (its answers,
     # or their absence, take up to 0.3 s), never once the app reads stdin
     asking = Asking()
+    collector.hold()  # no garbage collection until the first screen is drawn (the app releases it)
+    try:
+        return _run(asking, provider, model, base_url, conversation, transcripts, system, role, at)
+    finally:
+        collector.release()
+
+
+def _run(asking: Asking, provider: str | None, model: str | None, base_url: str | None, conversation: str | None,
+         transcripts: bool, system: str | None, role: str | None, at: int | None) -> int:
     try:
         from ..settings.checks import ConfigError
         from ..tui.app import make_app, make_deferred_app

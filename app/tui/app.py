@@ -156,6 +156,8 @@ class CallstreamApp(App[None]):
         self._warm_up()
 
     def _warm_up(self) -> None:
+        collector.release()  # the first screen is drawn: the garbage collector may run again
+
         def warmed() -> None:
             self.warmed = True
 
