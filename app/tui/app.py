@@ -128,7 +128,8 @@ class CallstreamApp(App[None]):
         exchange's modules and the price table are loaded. The first screen waits for none of it: their
         imports and the table's thread took the interpreter from it."""
         screen = self.screen
-        if isinstance(screen, ChatScreen) and not screen.written():
+        # (a reply streaming already: the first screen was drawn long ago)
+        if isinstance(screen, ChatScreen) and not screen.written() and not self.session.busy:
             self.set_timer(STARTED_POLL, self._started)
             return
 
