@@ -51,7 +51,7 @@ def _chat(provider: str | None, model: str | None, base_url: str | None, convers
     try:
         return _run(asking, provider, model, base_url, conversation, transcripts, system, role, at)
     finally:
-        collector.release()
+        collector.release(collect=False)
 
 
 def _run(asking: Asking, provider: str | None, model: str | None, base_url: str | None, conversation: str | None,

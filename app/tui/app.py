@@ -157,7 +157,7 @@ class CallstreamApp(App[None]):
         self._warm_up()
 
     def _warm_up(self) -> None:
-        collector.release()  # the first screen is drawn: the garbage collector may run again
+        collector.release()  # the first screen is drawn: what start-up left is collected, and collection is on
 
         def warmed() -> None:
             self.warmed = True
