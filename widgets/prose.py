@@ -195,7 +195,9 @@ class ProseBlock(Markdown):
         self._set_last(block)
 
     def _set_last(self, block: MarkdownBlock) -> None:
+        # a block not yet mounted is styled once, when it is (styled now as well, it would be twice: a reopened
+        # reply's blocks are all new)
         if self._last is not None and self._last is not block:
-            self._last.remove_class("-last")
-        block.add_class("-last")
+            self._last.remove_class("-last", update=self._last.is_attached)
+        block.add_class("-last", update=block.is_attached)
         self._last = block

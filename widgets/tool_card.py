@@ -150,6 +150,10 @@ class ToolCard(Vertical):
         if finished and block.arguments_raw:
             # a stored call, shown whole: the same stable fields it showed live
             self.preview.feed(block.arguments_raw)
+        if finished:
+            # its state's classes before it is first styled (set once mounted, each one styled the card and
+            # all in it again: a reopened page has a card or more an exchange)
+            self._state_classes(update=False)
 
     def compose(self) -> ComposeResult:
         yield self._head
@@ -208,14 +212,7 @@ class ToolCard(Vertical):
 
     def refresh_card(self) -> None:
         """Re-read the block: name, state, result."""
-        block = self.block
-        state = block.state
-        self.set_class(state == "running", "-running")
-        for name in ("ran", "failed", "rejected", "unknown"):
-            self.set_class(state == name, f"-{name}")
-        self.set_class(state == "not run", "-not-run")
-        self.set_class(state in PENDING_APPROVAL, "-awaiting")
-        self.set_class(state == "denied", "-denied")
+        self._state_classes()
         # each line repainted, laid out again only when its height changed
         update_in_place(self._head, self._head_content())
         update_in_place(self._fields, self._fields_content())
@@ -232,6 +229,16 @@ class ToolCard(Vertical):
         self._update_asking()
         self._update_sampling()
         self._update_details()
+
+    def _state_classes(self, update: bool = True) -> None:
+        """The border of the block's state (``update``: styled again now; not before the card is mounted)."""
+        state = self.block.state
+        self.set_class(state == "running", "-running", update=update)
+        for name in ("ran", "failed", "rejected", "unknown"):
+            self.set_class(state == name, f"-{name}", update=update)
+        self.set_class(state == "not run", "-not-run", update=update)
+        self.set_class(state in PENDING_APPROVAL, "-awaiting", update=update)
+        self.set_class(state == "denied", "-denied", update=update)
 
     def _update_approval(self) -> None:
         """The keys while the dispatcher waits for an answer (the card only shows them)."""

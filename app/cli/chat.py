@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from .common import fail, prompt_options, provider_options
+
+if TYPE_CHECKING:
+    from ..tui.probing import Asking
 
 __all__ = ["register", "run"]
 
@@ -37,21 +41,41 @@ def run(args: argparse.Namespace) -> int:
 def _chat(provider: str | None, model: str | None, base_url: str | None, conversation: str | None = None,
           transcripts: bool = False, system: str | None = None, role: str | None = None,
           at: int | None = None) -> int:
-    from ..settings.checks import ConfigError
-    from ..tui.app import make_app, make_deferred_app
+    from ..tui import collector
+    from ..tui.probing import Asking
 
+    # how images are drawn: asked of the terminal while the app is imported and opened (its answers,
+    # or their absence, take up to 0.3 s), never once the app reads stdin
+    asking = Asking()
+    collector.hold()  # no garbage collection until the first screen is drawn (the app releases it)
     try:
-        if conversation is None and not transcripts:
-            # a new conversation: the first frame first, the provider and the data files right after it
-            app = make_deferred_app(provider, model, base_url, system=system, role=role)
-        else:
-            app = make_app(provider, model, base_url, conversation=conversation, transcripts=transcripts,
-                           system=system, role=role, at=at)
-    except ConfigError as exc:
-        return fail(str(exc))
-    from ..tui.pictures import probe
+        return _run(asking, provider, model, base_url, conversation, transcripts, system, role, at)
+    finally:
+        collector.release(collect=False)
 
-    probe()  # how images are drawn: asked of the terminal now, never once the app reads stdin
+
+def _run(asking: Asking, provider: str | None, model: str | None, base_url: str | None, conversation: str | None,
+         transcripts: bool, system: str | None, role: str | None, at: int | None) -> int:
+    try:
+        from ..settings.checks import ConfigError
+        from ..tui.app import make_app, make_deferred_app
+
+        asking.imported()
+        try:
+            if conversation is None and not transcripts:
+                # a new conversation: the first frame first, the provider and the data files right after it
+                app = make_deferred_app(provider, model, base_url, system=system, role=role)
+            else:
+                app = make_app(provider, model, base_url, conversation=conversation, transcripts=transcripts,
+                               system=system, role=role, at=at)
+        except ConfigError as exc:
+            asking.wait()  # (the terminal back as it was before the line is written)
+            return fail(str(exc))
+    finally:
+        chosen = asking.wait()
+    from ..tui.pictures import set_mode
+
+    set_mode(chosen)
     app.run()
     if app.start_error is not None:
         return fail(app.start_error)

@@ -42,6 +42,10 @@ DEMO_WELCOME = (
 )
 
 
+#: How often a reopen asks whether its first screen is written (``_started``).
+STARTED_POLL = 0.05
+
+
 @dataclass(frozen=True)
 class Deferred:
     """What the first frame needs (the config, the provider's label), and how
@@ -104,10 +108,7 @@ class CallstreamApp(App[None]):
         if self._deferred is not None:
             self.push_screen(ChatScreen(self, None, self.welcome, label=self._deferred.label))
         else:
-            # MCP servers start in the background once the screen is up: typing never waits for them
-            self.call_after_refresh(self.runtime.registry.start_servers)
             self.push_screen(ChatScreen(self, self.session, self.welcome, focus=self._at))
-            self._warm_up()
             if self._start_with_transcripts:
                 self.action_open_transcripts()
         for warning in self.config.warnings:
@@ -118,6 +119,25 @@ class CallstreamApp(App[None]):
         # so what runs after the next refresh runs after the first frame is on the terminal
         if self._deferred is not None and isinstance(self.screen, ChatScreen):
             self.screen.call_after_refresh(self._open_deferred, self.screen)
+        elif self._deferred is None:
+            self.screen.call_after_refresh(self._started)
+
+    def _started(self) -> None:
+        """Once the first screen is written (no reply waits to write its text: polled, a state and not a
+        time) and painted: the MCP servers start in the background (typing never waits for them), the first
+        exchange's modules and the price table are loaded. The first screen waits for none of it: their
+        imports and the table's thread took the interpreter from it."""
+        screen = self.screen
+        # (a reply streaming already: the first screen was drawn long ago)
+        if isinstance(screen, ChatScreen) and not screen.written() and not self.session.busy:
+            self.set_timer(STARTED_POLL, self._started)
+            return
+
+        def start() -> None:
+            self.runtime.registry.start_servers()
+            self._warm_up()
+
+        self.call_after_refresh(start)
 
     def _open_deferred(self, screen: ChatScreen) -> None:
         """After the first frame: the provider, the tools and the data files."""
@@ -137,6 +157,8 @@ class CallstreamApp(App[None]):
         self._warm_up()
 
     def _warm_up(self) -> None:
+        collector.release()  # the first screen is drawn: what start-up left is collected, and collection is on
+
         def warmed() -> None:
             self.warmed = True
 

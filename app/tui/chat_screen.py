@@ -81,6 +81,10 @@ class ChatScreen(Screen[None]):
 
     BINDINGS = CHAT_KEYS + APPROVAL_KEYS
 
+    #: The box has the keys from the start: not the transcript (Textual's first focusable), which losing them
+    #: to the box had every widget in it styled again (a reopen's first page, before its first screen).
+    AUTO_FOCUS = "PromptInput"
+
     #: Given at construction, or by ``attach`` once the app has opened it (a deferred start).
     session: ChatSession
 
@@ -374,10 +378,15 @@ class ChatScreen(Screen[None]):
         runtime = self.host.runtime
         return runtime.prices if runtime is not None else PriceBook()
 
+    def written(self) -> bool:
+        """No reply in the transcript waits to write what it was given (its entries only: cheap to ask)."""
+        from widgets.prose import ProseBlock
+
+        return all(block.settled for block in self.transcript.children if isinstance(block, ProseBlock))
+
     def _price_table(self) -> None:
-        """Load the price table off the event loop; once it is in, the status line shows money and the
-        meter where they could not be shown without it (a poll of a state, not a wait for a time)."""
-        prices.preload()
+        """Once the price table is in (its thread started by the warm-up, or a replay), the status line shows
+        money and the meter where they could not be shown without it (a poll of a state, not a time)."""
         if prices.loaded():
             return
 

@@ -2,7 +2,8 @@
 a message's attachments or a tool's images.
 
 Why a module of its own: the choice of drawing is made once, before the app
-starts (``probe``), because textual-image asks the terminal what it can do by
+starts (``probe``, or ``probing.Asking`` in a thread while the app is imported:
+the command line's), because textual-image asks the terminal what it can do by
 writing a query and reading the answer from stdin, which it can no longer do
 once Textual reads stdin — and because that question must never be asked
 under tests, CI or a pipe: without a terminal the mode is ``cells`` (our
@@ -13,21 +14,17 @@ overrides the choice.
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Sequence
-from typing import Literal
 
 from textual.widget import Widget
 
 from widgets.attachment_chips import AttachmentChips
 
 from ..stream.attachments import TOOL_IMAGE_REF, Attachment, tool_image_route
+from .probing import Mode, ask
 
 __all__ = ["Mode", "probe", "mode", "set_mode", "attachment_widgets", "tool_image_widgets"]
 
-Mode = Literal["kitty", "sixel", "cells", "off"]
-_MODES: tuple[Mode, ...] = ("kitty", "sixel", "cells", "off")
 _mode: Mode = "cells"
 
 
@@ -43,29 +40,10 @@ def set_mode(chosen: Mode) -> None:
 def probe() -> Mode:
     """Choose how images are drawn, once, before the app starts; the choice is kept.
 
-    ``auto`` on a terminal asks it (through textual-image: sixel first, then the
-    kitty protocol, as that library orders them); anything else is ``cells``."""
-    wanted = os.environ.get("CALLSTREAM_IMAGES", "auto").strip().lower()
-    for named in _MODES:
-        if wanted == named:
-            set_mode(named)
-            return named
-    stdout, stdin = sys.__stdout__, sys.__stdin__
-    if stdout is None or stdin is None or not stdout.isatty() or not stdin.isatty():
-        set_mode("cells")
-        return _mode
-    try:
-        from textual_image import renderable
-        from textual_image._terminal import get_cell_size
-        from textual_image.renderable.sixel import Image as SixelImage
-        from textual_image.renderable.tgp import Image as TGPImage
-
-        get_cell_size()  # cached now: it cannot ask once Textual reads stdin
-    except Exception:  # noqa: BLE001 - a terminal that answers oddly draws cells, whatever went wrong
-        set_mode("cells")
-        return _mode
-    chosen = renderable.Image
-    set_mode("sixel" if chosen is SixelImage else "kitty" if chosen is TGPImage else "cells")
+    ``auto`` on a terminal asks it (``probing.ask``: whether it answers at all, then
+    textual-image: sixel first, then the kitty protocol, as that library orders them);
+    anything else is ``cells``."""
+    set_mode(ask())
     return _mode
 
 

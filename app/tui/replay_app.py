@@ -14,6 +14,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from ..replay.player import Replayer
+from ..rules import prices
 from ..store.recording import Recording
 from ..tools.registry import Registry
 from .chat_screen import ChatScreen
@@ -36,6 +37,9 @@ class ReplayProgress(Static):
 
 
 class ReplayScreen(ChatScreen):
+    #: A replay takes no input (its box goes at mount): Textual's default, the first focusable widget.
+    AUTO_FOCUS = "*"
+
     BINDINGS = [
         Binding("space", "pause", "Pause/resume", show=True, priority=True),
         Binding("plus,equals_sign", "faster", "Faster", show=True, priority=True),
@@ -110,6 +114,7 @@ class ReplayApp(App[None]):
         self.prompt_history: list[str] | None = None
 
     def on_mount(self) -> None:
+        prices.preload()  # the money of the replayed turns (the status line shows it once the table is in)
         self.push_screen(ReplayScreen(self, self.replayer))
 
     def display_specs(self, name: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:

@@ -9,8 +9,12 @@ reply starts to stream, so the first keys typed then wait behind it.
 
 Each step runs on the event loop (imports in a second thread could meet the
 loop's own imports of the same modules) and between steps the loop serves
-what is waiting, so a key pressed meanwhile waits one step at most. Then the
-collector is told what lives as long as the app (``collector.settle``).
+what is waiting, so a key pressed meanwhile waits one step at most. The
+warm-up begins once the first screen is drawn, and the collector is told
+first what lives as long as the app (``collector.settle``: the modules and
+the first screen), not at the end: pages a key mounts meanwhile (Home) are
+not the app's, and frozen they would outlive their removal. What the steps
+load is frozen after the first exchange (``collector.between_turns``).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from ..rules import prices
 from . import collector
 
 if TYPE_CHECKING:
@@ -47,11 +52,13 @@ PAUSE = 0.01
 
 
 def warm_up(app: App[Any], session: ChatSession, done: Callable[[], None] | None = None) -> None:
-    """Start the steps on ``app``'s loop; ``done`` runs after the last."""
-    steps: list[Callable[[], None]] = [partial(_load, name) for name in MODULES]
+    """Start the steps on ``app``'s loop (the price table first, in a thread of its own: it competes with
+    the loop for the interpreter, which is why it waits for the warm-up, that is for the first frame);
+    ``done`` runs after the last."""
+    collector.settle()
+    steps: list[Callable[[], None]] = [prices.preload, *(partial(_load, name) for name in MODULES)]
     steps.insert(1, _warm_parser)
     steps.append(session.prepare)
-    steps.append(collector.settle)
     if done is not None:
         steps.append(done)
 
