@@ -17,8 +17,8 @@ import pytest
 
 from app.files.paths import data_dir
 from app.tui.app import CallstreamApp, make_app
+from app.tui.paging import EXCHANGES_PER_PAGE, MOST_MOUNTED
 from app.tui.tree import LIVE_MOST
-from app.tui.window import EXCHANGES_PER_PAGE, MOST_MOUNTED
 from tests.long_transcript import WORD, question, write_long
 from tests.test_tui import SIZE, demo_config
 from tests.test_tui_tree import markers

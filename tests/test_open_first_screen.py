@@ -107,8 +107,12 @@ def collections():
 real_release = collector.release
 
 def first_screen(app):
+    # the last page's replies are written (the pages above come after the first screen, beside the
+    # warm-up), and the last one says its last words
     screen = app.screen
-    return {"written": screen.written(),
+    window = screen.transcript.window
+    last_page = window.mounted.get(len(window.pages) - 1, [])
+    return {"written": all(block.settled for block in last_page if hasattr(block, "settled")),
             "last shown": any("Anything else for %d?" % (EXCHANGES - 1) in block.source
                               for block in screen.transcript.children if hasattr(block, "source"))}
 

@@ -12,7 +12,7 @@ import pytest
 from app.store.pages import PAGE_LIMIT, outline_of
 from app.store.transcripts import Store
 from app.store.tree import StoredUser, history_of
-from app.tui.window import EXCHANGES_PER_PAGE, paginate
+from app.tui.paging import EXCHANGES_PER_PAGE, paginate
 from tests.long_transcript import write_long
 
 

@@ -21,7 +21,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from . import collector
-from .chat_screen import ChatScreen
+from .chat_screen import STARTED_POLL, ChatScreen
 from .state import TuiState
 from .warmup import warm_up
 
@@ -40,10 +40,6 @@ DEMO_WELCOME = (
     "  /demo   (the failure scenarios: cutoff, malformed, error, truncated, slow, …)\n"
     "Enter sends · Ctrl+J new line · Esc cancels · Ctrl+R retries · Ctrl+Y copies · /help"
 )
-
-
-#: How often a reopen asks whether its first screen is written (``_started``).
-STARTED_POLL = 0.05
 
 
 @dataclass(frozen=True)

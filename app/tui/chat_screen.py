@@ -61,6 +61,9 @@ if TYPE_CHECKING:
 # events and the session are imported where they are first used, not before
 # the first frame: a new conversation shows none of them.
 
+#: How often a reopen asks whether its first screen is written (``_first_screen``, ``App._started``).
+STARTED_POLL = 0.05
+
 __all__ = ["ChatScreen"]
 
 
@@ -173,7 +176,9 @@ class ChatScreen(Screen[None]):
         self._price_table()
         self.status.set_provider(session.endpoint.label)
         if session.stored is not None:
+            self.transcript.window.hold_back()
             self.tree_control.show_stored(session.stored, around=self._focus)
+            self._first_screen()
         if self._focus is not None and self._focus in self.transcript.entries:
             self.tree_control.select(self._focus)
         if session.pending_approvals():
@@ -377,6 +382,15 @@ class ChatScreen(Screen[None]):
         """The prices in force: the runtime's (its profile follows /model), the table's alone in a replay."""
         runtime = self.host.runtime
         return runtime.prices if runtime is not None else PriceBook()
+
+    def _first_screen(self) -> None:
+        """Once the first screen is written (polled: a state, not a time) and painted, the window goes
+        on: the pages above and the first and last page, which took a reopen's first screen a fifth
+        of a second of the interpreter when they came in the idle moments between its mount waves."""
+        if not self.written():
+            self.set_timer(STARTED_POLL, self._first_screen)
+            return
+        self.call_after_refresh(self.transcript.window.go_on)
 
     def written(self) -> bool:
         """No reply in the transcript waits to write what it was given (its entries only: cheap to ask)."""

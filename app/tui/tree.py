@@ -18,7 +18,7 @@ from widgets.note import NoteBlock
 from widgets.prompt_input import PromptInput
 from widgets.user_message import UserMessage
 
-from .window import EXCHANGES_PER_PAGE
+from .paging import EXCHANGES_PER_PAGE
 
 if TYPE_CHECKING:
     from ..chat.session import ChatSession

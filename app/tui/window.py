@@ -3,11 +3,12 @@
 The store, not the widget tree, is the conversation: the transcript mounts a
 window of pages of its path (a page: a few whole exchanges, so an exchange's
 usage line and error note are built with it), read with the store's paged
-reads (``outline`` once, ``page`` per page). Opening mounts the last page
-(``FIRST_PAGES``), the ones above it once its screen is drawn. The pages
-mounted need not be contiguous: once the view leaves the end, the first and
-the last page are mounted too and stay (``pinned``), so Home and End only
-scroll, whatever lies between; a one-line ``PageGap`` stands between two
+reads (``outline`` once, ``page`` per page); how a path is cut into pages is
+``paging.py``. Opening mounts the last page (``FIRST_PAGES``), the ones above
+it once its screen is painted (``hold_back``). The pages mounted need not be
+contiguous: the first and the last page are mounted too and stay (``pinned``;
+for a live sitting shown again, once the view leaves the end), so Home and
+End only scroll, whatever lies between; a one-line ``PageGap`` stands between two
 pages that are not neighbours. Near the top of what is mounted, or near a
 gap, the page that fills it towards the view comes (the view held on what
 was on screen), a page a frame; more than ``MOST_PAGES`` mounted beside the
@@ -24,79 +25,20 @@ store once they are many).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from textual.geometry import Region, Size
-from textual.widget import AwaitMount, Widget
+from textual.geometry import Region
+from textual.widget import Widget
 
 from widgets.page_gap import PageGap
+
+from .paging import FIRST_PAGES, MOST_PAGES, Pane, paginate
 
 if TYPE_CHECKING:
     from ..store.pages import OutlineEntry
     from ..store.transcripts import Store
 
-__all__ = ["Window", "paginate", "EXCHANGES_PER_PAGE", "FIRST_PAGES", "MOST_PAGES", "MOST_MOUNTED"]
-
-#: Exchanges in a page (a few screens of a tall terminal each, for a turn with calls and a reply).
-EXCHANGES_PER_PAGE = 4
-#: Pages mounted in one batch when a conversation opens: what the first screen waits for. The rest
-#: come after it, a page a frame, while they do not fill two screens above and below the viewport.
-FIRST_PAGES = 1
-#: More pages mounted than this beside the pinned first and last: the one farthest from the viewport
-#: goes, once it is three screens away.
-MOST_PAGES = 6
-#: The most pages ever mounted once a window settled: ``MOST_PAGES`` and the pinned first and last.
-MOST_MOUNTED = MOST_PAGES + 2
-def paginate(outline: list[OutlineEntry]) -> list[tuple[int, int]]:
-    """The pages of ``outline``, as (first, end) indexes: a new page starts at
-    every ``EXCHANGES_PER_PAGE``-th user message (deterministic from the first
-    entry, so entries added at the end never move an earlier page)."""
-    starts = [0]
-    users = 0
-    for index, entry in enumerate(outline):
-        if entry.kind == "user":
-            if users and users % EXCHANGES_PER_PAGE == 0:
-                starts.append(index)
-            users += 1
-    ends = starts[1:] + [len(outline)]
-    return [(start, end) for start, end in zip(starts, ends, strict=True) if end > start]
-
-
-class Pane(Protocol):
-    """What the window needs of the transcript (``Transcript``)."""
-
-    @property
-    def size(self) -> Size: ...
-
-    @property
-    def scroll_y(self) -> float: ...
-
-    @property
-    def max_scroll_y(self) -> int: ...
-
-    @property
-    def children(self) -> Any: ...
-
-    def mount_all(self, widgets: list[Widget], *, before: Widget | None = None,
-                  after: Widget | None = None) -> AwaitMount: ...
-
-    def call_after_refresh(self, callback: Callable[[], object]) -> bool: ...
-
-    def build_items(self, items: list[Any], last: bool) -> tuple[list[Widget], list[int]]: ...
-
-    def remove_widgets(self, widgets: list[Widget]) -> None: ...
-
-    def forget(self, seqs: list[int]) -> None: ...
-
-    def reorder(self, seqs: list[int], kinds: dict[int, str]) -> None: ...
-
-    def head(self) -> int | None: ...
-
-    def hold(self, y: int) -> None: ...
-
-    def held_at_end(self) -> bool: ...
-
+__all__ = ["Window"]
 
 class Window:
     def __init__(self, transcript: Pane) -> None:
@@ -124,6 +66,8 @@ class Window:
         #: Where the view was at the last scroll (``_stop_at_gap``), and whether a jump is under way.
         self._last_y: float | None = None
         self._jumping = False
+        #: Held back until a reopen's first screen is painted (``hold_back``).
+        self._held = False
         #: Where widgets were at the last layout (``_region``).
         self._regions: dict[Widget, Region] = {}
 
@@ -273,6 +217,15 @@ class Window:
         self._last_y = self.transcript.scroll_y
         self.scrolled()
 
+    def hold_back(self) -> None:
+        """Nothing more is mounted or dropped by scrolling until ``go_on`` (a reopen's first screen)."""
+        self._held = True
+
+    def go_on(self) -> None:
+        if self._held:
+            self._held = False
+            self.scrolled()
+
     def _drawn(self) -> None:
         self._paging = False
         self.scrolled()
@@ -302,7 +255,7 @@ class Window:
         last, self._last_y = self._last_y, self.transcript.scroll_y
         if by_user and last is not None and not self._jumping and self._stop_at_gap(last):
             self._last_y = self.transcript.scroll_y
-        if not self.active or self._paging:
+        if not self.active or self._paging or self._held:
             return
         if by_user:
             # what the move needs comes after its screen is drawn (the key waits for no page)

@@ -1,0 +1,81 @@
+"""How a long conversation's path is cut into pages, and what a window needs of its transcript.
+
+A page is a few whole exchanges (so an exchange's usage line and error note
+are built with it), cut deterministically from the path's first entry, so
+entries added at the end never move an earlier page. The numbers here are
+the window's (``window.py``) and the tests' and benchmarks' that check it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from textual.geometry import Size
+from textual.widget import AwaitMount, Widget
+
+if TYPE_CHECKING:
+    from ..store.pages import OutlineEntry
+
+__all__ = ["Pane", "paginate", "EXCHANGES_PER_PAGE", "FIRST_PAGES", "MOST_PAGES", "MOST_MOUNTED"]
+
+#: Exchanges in a page (a few screens of a tall terminal each, for a turn with calls and a reply).
+EXCHANGES_PER_PAGE = 4
+#: Pages mounted in one batch when a conversation opens: what the first screen waits for. The rest
+#: come after it, a page a frame, while they do not fill two screens above and below the viewport.
+FIRST_PAGES = 1
+#: More pages mounted than this beside the pinned first and last: the one farthest from the viewport
+#: goes, once it is three screens away.
+MOST_PAGES = 6
+#: The most pages ever mounted once a window settled: ``MOST_PAGES`` and the pinned first and last.
+MOST_MOUNTED = MOST_PAGES + 2
+
+
+def paginate(outline: list[OutlineEntry]) -> list[tuple[int, int]]:
+    """The pages of ``outline``, as (first, end) indexes: a new page starts at
+    every ``EXCHANGES_PER_PAGE``-th user message (deterministic from the first
+    entry, so entries added at the end never move an earlier page)."""
+    starts = [0]
+    users = 0
+    for index, entry in enumerate(outline):
+        if entry.kind == "user":
+            if users and users % EXCHANGES_PER_PAGE == 0:
+                starts.append(index)
+            users += 1
+    ends = starts[1:] + [len(outline)]
+    return [(start, end) for start, end in zip(starts, ends, strict=True) if end > start]
+
+
+class Pane(Protocol):
+    """What the window needs of the transcript (``Transcript``)."""
+
+    @property
+    def size(self) -> Size: ...
+
+    @property
+    def scroll_y(self) -> float: ...
+
+    @property
+    def max_scroll_y(self) -> int: ...
+
+    @property
+    def children(self) -> Any: ...
+
+    def mount_all(self, widgets: list[Widget], *, before: Widget | None = None,
+                  after: Widget | None = None) -> AwaitMount: ...
+
+    def call_after_refresh(self, callback: Callable[[], object]) -> bool: ...
+
+    def build_items(self, items: list[Any], last: bool) -> tuple[list[Widget], list[int]]: ...
+
+    def remove_widgets(self, widgets: list[Widget]) -> None: ...
+
+    def forget(self, seqs: list[int]) -> None: ...
+
+    def reorder(self, seqs: list[int], kinds: dict[int, str]) -> None: ...
+
+    def head(self) -> int | None: ...
+
+    def hold(self, y: int) -> None: ...
+
+    def held_at_end(self) -> bool: ...
