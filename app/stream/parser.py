@@ -8,7 +8,7 @@ an error object alone) still ends with a stated outcome.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from .assembler import Assembler, Update
 from .blocks import Block, Turn
@@ -172,12 +172,13 @@ class StreamParser:
                 # decoded, not after its events apply (a call's parse beside it was one copy more)
                 frame = _DROPPED
             if out:
-                for event in out:
+                # a big frame's events are let go of as they apply: Gemini's whole call (``args``, an
+                # object) stayed in ``out`` beside the text made of it and that text's parse at its end
+                for event in out if not big else _popped(out):
                     kind = type(event)
                     if kind is ArgsDelta:
-                        fragment = event.fragment  # type: ignore[union-attr]
-                        if type(fragment) is str:
-                            self._content += len(fragment)
+                        if type(event.fragment) is str:  # type: ignore[union-attr]
+                            self._content += len(event.fragment)  # type: ignore[union-attr]
                     elif kind is TextDelta or kind is ReasoningDelta:
                         self._content += len(event.text)  # type: ignore[union-attr]
                     elif kind is ProviderError and self._error_detail is None:
@@ -207,6 +208,14 @@ class StreamParser:
         if self._pending:
             self.assembler.apply(StreamMalformed("the stream's frames match no known provider format"))
         self._pending = []
+
+
+def _popped(events: list[Event]) -> Iterator[Event]:
+    """``events`` in order, each taken out of the list as it is given (the list ends empty): an
+    event that applied is held by nothing here once the next one is given."""
+    events.reverse()
+    while events:
+        yield events.pop()
 
 
 def _describe_non_sse(head: str) -> str:
