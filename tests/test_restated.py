@@ -71,10 +71,10 @@ def _run(stream: bytes, chunk: int, trim: bool) -> tuple[Any, list[bytes]]:
         ask = parser._sse.trim
         assert ask is not None
 
-        def spy(head: bytes) -> bool:
+        def spy(head: bytes) -> bool | restated.Trim:
             answer = ask(head)
             if answer:
-                seen.append(head[:40])
+                seen.append(head[:60])
             return answer
 
         parser._sse.trim = spy
@@ -99,8 +99,9 @@ def test_a_big_calls_repeats_are_trimmed_and_the_turn_is_the_one_whole_lines_giv
     assert _summary(trimmed) == _summary(whole)
     call = trimmed.blocks[-1]
     assert call.final and call.arguments == json.loads(args) and call.arguments_raw == args
-    # both repeats after the .done were trimmed; the .done itself (the strict check) was read whole
-    assert [h.split(b",")[0] for h in seen] == [b'{"type":"response.output_item.done"', b'{"type":"response.completed"']
+    # the .done (the strict check, made on its arguments' length and digest) and both repeats after it were trimmed
+    assert [h.split(b",")[0] for h in seen] == [b'{"type":"response.function_call_arguments.done"',
+                                               b'{"type":"response.output_item.done"', b'{"type":"response.completed"']
 
 
 def test_arguments_that_come_only_in_output_item_done_are_kept_whole() -> None:
@@ -114,8 +115,9 @@ def test_arguments_that_come_only_in_output_item_done_are_kept_whole() -> None:
     assert [h.split(b",")[0] for h in seen] == [b'{"type":"response.completed"']
 
 
-def test_a_repeat_whose_arguments_differ_is_still_read_whole_while_its_call_is_open() -> None:
-    """The strict check is the ``.done``'s: a ``.done`` that differs from the deltas still marks the call."""
+def test_a_done_whose_arguments_differ_marks_the_call() -> None:
+    """The strict check is the ``.done``'s: a ``.done`` that differs from the deltas (one word, the
+    same length: only the digest tells) still marks the call, though it was read as a length and digest."""
     stream, args = _big_call_stream(2_000_000)
     changed = stream.replace(b'"type":"response.function_call_arguments.done"',
                              b'"type":"response.function_call_arguments.done","x":1', 1)

@@ -43,6 +43,7 @@ from .events import (
     UsageReported,
 )
 from .limits import loads
+from .restated import Restated
 from .strictjson import StrictJSONError, call_arguments, parse_arguments
 from .usage import Usage
 
@@ -104,6 +105,12 @@ class Assembler:
     def open_calls(self) -> bool:
         """Whether a call is still open (an event naming an ended call's slot changes nothing)."""
         return bool(self._open)
+
+    @property
+    def open_calls_begun(self) -> bool:
+        """Whether some call is open and every open one has a buffer begun (a ``.done`` that restates
+        one's arguments is then a check, never their only copy)."""
+        return bool(self._open) and all(call.size for call in self._open)
 
     # -- events ---------------------------------------------------------------
 
@@ -249,15 +256,20 @@ class Assembler:
             call = self._slots.get(ev.slot)
         if call is None or call.ended:
             return
-        if ev.arguments is not None:
+        restatement = ev.arguments
+        if isinstance(restatement, Restated):
+            # the restatement kept as its length and digest (``restated``): compared with the buffer's
+            if not call.same_digest(restatement):
+                call.problem = "the arguments restated at the end differ from the streamed fragments"
+        elif restatement is not None:
             if call.size == 0:
-                if ev.arguments:
-                    call.fragments[:] = [ev.arguments]
-                    call.size = len(ev.arguments)
+                if restatement:
+                    call.fragments[:] = [restatement]
+                    call.size = len(restatement)
                     call.restated = True
-                    self.updates.append(BlockChanged(self._index_of[id(call)], ev.arguments))
-            elif call.same_text(ev.arguments):
-                call.take_text(ev.arguments)  # the restatement is the buffer: kept instead of a join of its pieces
+                    self.updates.append(BlockChanged(self._index_of[id(call)], restatement))
+            elif call.same_text(restatement):
+                call.take_text(restatement)  # the restatement is the buffer: kept instead of a join of its pieces
             else:
                 call.problem = "the arguments restated at the end differ from the streamed fragments"
         self._close_call(call)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from . import restated
 from .assembler import Assembler, Update
 from .blocks import Block, Turn
 from .dialects import DIALECTS, Dialect, detect, make_dialect
@@ -55,14 +56,25 @@ class StreamParser:
         self._events: list[Event] = []
         self.assembler = Assembler(dialect if dialect != "auto" else "unknown")
 
-    def _restates(self, head: bytes) -> bool:
+    def _restates(self, head: bytes) -> bool | restated.Trim:
         """Whether a megabyte ``data:`` line starting with ``head`` may be kept
         without its long strings (``restated``): one of the dialect's
         restatements (``RESTATEMENTS``: Responses' ``output_item.done`` and
         ``completed``), while no call is open, when its arguments can change
-        nothing. The events before the line have been applied by then."""
-        marks: tuple[bytes, ...] = getattr(self._dialect, "RESTATEMENTS", ())
-        return bool(marks) and head.startswith(marks) and not self.assembler.open_calls
+        nothing; or a call's own end that restates its arguments (``CHECKED``:
+        Responses' ``.done``), while every open call has a buffer begun, with
+        each long string kept as its length and digest for the strict check
+        (``Trim(check=True)``; a call with no buffer takes its arguments from
+        the line, which is then read whole). The events before the line have
+        been applied by then."""
+        dialect = self._dialect
+        marks: tuple[bytes, ...] = getattr(dialect, "RESTATEMENTS", ())
+        if marks and head.startswith(marks):
+            return not self.assembler.open_calls
+        checked: tuple[bytes, ...] = getattr(dialect, "CHECKED", ())
+        if checked and head.startswith(checked) and self.assembler.open_calls_begun:
+            return restated.Trim(check=True)
+        return False
 
     @property
     def dialect(self) -> str:
