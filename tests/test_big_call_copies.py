@@ -3,10 +3,10 @@
 Why: ``make bench-memory`` measures the peak RSS of a huge call per argument
 byte on every path; each copy of the arguments held beside the call's buffer
 and its parse is a byte more per byte. These are the copies found at the peak
-of a 1 MB call (Gemini's whole call kept alive by its event; the forming
-preview cutting a megabyte string out of one fragment; the redaction's hint
-test lowering a megabyte at once), each checked by what is alive or
-allocated, not by time.
+of a 1 MB call (Gemini's whole call kept alive by its event, and its text
+made by ``json.dumps``; the forming preview cutting a megabyte string out of
+one fragment; the redaction's hint test lowering a megabyte at once), each
+checked by what is alive or allocated, not by time.
 """
 
 from __future__ import annotations
@@ -16,8 +16,12 @@ import json
 import tracemalloc
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from app.stream import StreamParser
-from app.stream.events import ArgsDelta, CallEnded
+from app.stream.assembler import Assembler
+from app.stream.events import ArgsDelta, CallEnded, CallStarted
 from app.stream.jsonscan import JSONScanner, Piece
 from app.stream.preview import FormingPreview
 from app.stream.redact import redact
@@ -92,3 +96,42 @@ def test_redaction_looks_for_its_hints_without_a_lowered_copy_of_the_whole_text(
     assert peak < 300_000
     echoed = text[:700_000] + " Authorization: Bearer abcdefghijklmnop " + text[700_000:]
     assert "abcdefghijklmnop" not in redact(echoed)
+
+
+def test_a_whole_call_s_text_is_made_beside_its_value_with_no_third_copy() -> None:
+    """Gemini sends a call whole (an object): its text is made from it for the
+    buffer. ``json.dumps`` escaped the megabyte string into one copy and joined
+    the text from it into another, beside the value: three copies at once, the
+    peak of a big Gemini call. Grown a piece at a time, it is the value and the text."""
+    assembler = Assembler("gemini")
+    assembler.apply(CallStarted(0, "c1", "create_ticket"))
+    value = {"subject": "Late parcel", "body": _BODY + "line\n\t\"quoted\"", "priority": 2}
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        assembler.apply(ArgsDelta(0, value))
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    text = assembler.blocks[0].arguments_raw  # type: ignore[union-attr]
+    assert text == json.dumps(value, ensure_ascii=False, allow_nan=False)
+    assert peak < 1.5 * len(text)
+
+
+_KEYS = st.text(alphabet=st.sampled_from('ab"\\\n\té☃\U0001f600'), max_size=8)
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+                     | st.text(alphabet=st.sampled_from('ab"\\\n\t\x01é☃\U0001f600\u2028'), max_size=40),
+                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=4),
+                     max_leaves=20)
+
+
+@given(st.dictionaries(_KEYS, _JSON, max_size=5))
+def test_a_whole_call_s_text_is_what_json_dumps_writes(value: dict[str, Any]) -> None:
+    """The buffer of a call that came whole is the text it always was
+    (``json.dumps(value, ensure_ascii=False)``): the store, the recording's
+    replay and the tests read it."""
+    assembler = Assembler("gemini")
+    assembler.apply(CallStarted(0, "c1", "t"))
+    assembler.apply(ArgsDelta(0, value))
+    assert assembler.blocks[0].arguments_raw == json.dumps(value, ensure_ascii=False)  # type: ignore[union-attr]

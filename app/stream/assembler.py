@@ -23,7 +23,6 @@ Anything else that does not parse is left as it is and refused at the end.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from .blocks import Block, Outcome, ReasoningBlock, TextBlock, ToolCallBlock, Turn
@@ -42,6 +41,7 @@ from .events import (
     TurnEnded,
     UsageReported,
 )
+from .jsonwrite import JSONText, pieces
 from .limits import loads
 from .restated import Restated
 from .strictjson import StrictJSONError, call_arguments, parse_arguments
@@ -234,7 +234,7 @@ class Assembler:
 
     def _whole_value(self, call: ToolCallBlock, value: object) -> None:
         try:
-            text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+            text = _json_text(value)
         except (TypeError, ValueError):
             call.problem = "arguments were not JSON"
             return
@@ -376,6 +376,17 @@ _UNENDED = {
     "malformed": "the stream broke while the call was being prepared",
     "complete": "the call never ended",
 }
+
+
+def _json_text(value: object) -> str:
+    """``json.dumps(value, ensure_ascii=False, allow_nan=False)``, grown a piece at a time
+    (``jsonwrite.pieces``): CPython appends to a ``str`` nothing else holds in place (a big one's
+    block is remapped, not copied), so a whole call of a megabyte (Gemini's ``args``) is the value
+    and its text, not also the escaped string ``json.dumps`` joins the text from."""
+    text = ""
+    for piece in pieces(value, JSONText.SEPARATORS):
+        text += piece
+    return text
 
 
 def _parses(text: str) -> bool:
