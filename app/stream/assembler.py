@@ -23,7 +23,6 @@ Anything else that does not parse is left as it is and refused at the end.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from .blocks import Block, Outcome, ReasoningBlock, TextBlock, ToolCallBlock, Turn
@@ -42,7 +41,9 @@ from .events import (
     TurnEnded,
     UsageReported,
 )
+from .jsonwrite import JSONText, pieces
 from .limits import loads
+from .restated import Restated
 from .strictjson import StrictJSONError, call_arguments, parse_arguments
 from .usage import Usage
 
@@ -104,6 +105,12 @@ class Assembler:
     def open_calls(self) -> bool:
         """Whether a call is still open (an event naming an ended call's slot changes nothing)."""
         return bool(self._open)
+
+    @property
+    def open_calls_begun(self) -> bool:
+        """Whether some call is open and every open one has a buffer begun (a ``.done`` that restates
+        one's arguments is then a check, never their only copy)."""
+        return bool(self._open) and all(call.size for call in self._open)
 
     # -- events ---------------------------------------------------------------
 
@@ -227,7 +234,7 @@ class Assembler:
 
     def _whole_value(self, call: ToolCallBlock, value: object) -> None:
         try:
-            text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+            text = _json_text(value)
         except (TypeError, ValueError):
             call.problem = "arguments were not JSON"
             return
@@ -249,15 +256,20 @@ class Assembler:
             call = self._slots.get(ev.slot)
         if call is None or call.ended:
             return
-        if ev.arguments is not None:
+        restatement = ev.arguments
+        if isinstance(restatement, Restated):
+            # the restatement kept as its length and digest (``restated``): compared with the buffer's
+            if not call.same_digest(restatement):
+                call.problem = "the arguments restated at the end differ from the streamed fragments"
+        elif restatement is not None:
             if call.size == 0:
-                if ev.arguments:
-                    call.fragments[:] = [ev.arguments]
-                    call.size = len(ev.arguments)
+                if restatement:
+                    call.fragments[:] = [restatement]
+                    call.size = len(restatement)
                     call.restated = True
-                    self.updates.append(BlockChanged(self._index_of[id(call)], ev.arguments))
-            elif call.same_text(ev.arguments):
-                call.take_text(ev.arguments)  # the restatement is the buffer: kept instead of a join of its pieces
+                    self.updates.append(BlockChanged(self._index_of[id(call)], restatement))
+            elif call.same_text(restatement):
+                call.take_text(restatement)  # the restatement is the buffer: kept instead of a join of its pieces
             else:
                 call.problem = "the arguments restated at the end differ from the streamed fragments"
         self._close_call(call)
@@ -364,6 +376,17 @@ _UNENDED = {
     "malformed": "the stream broke while the call was being prepared",
     "complete": "the call never ended",
 }
+
+
+def _json_text(value: object) -> str:
+    """``json.dumps(value, ensure_ascii=False, allow_nan=False)``, grown a piece at a time
+    (``jsonwrite.pieces``): CPython appends to a ``str`` nothing else holds in place (a big one's
+    block is remapped, not copied), so a whole call of a megabyte (Gemini's ``args``) is the value
+    and its text, not also the escaped string ``json.dumps`` joins the text from."""
+    text = ""
+    for piece in pieces(value, JSONText.SEPARATORS):
+        text += piece
+    return text
 
 
 def _parses(text: str) -> bool:

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from .elicitation import Elicitation
 from .pieces import append_piece
+from .restated import Restated, text_digest
 from .sampling import SamplingRequest
 from .strictjson import StrictJSONError, call_arguments
 from .usage import Usage
@@ -234,6 +235,13 @@ class ToolCallBlock:
                 return False
             at += len(piece)
         return True
+
+    def same_digest(self, restatement: Restated) -> bool:
+        """Whether the buffer is the text a checked trim kept as ``restatement`` (its
+        characters and digest; the buffer hashed a slice at a time, never joined)."""
+        if restatement.broken or restatement.chars != self.size:
+            return False
+        return text_digest(self.fragments) == (restatement.chars, restatement.digest)
 
     def take_text(self, text: str) -> None:
         """The buffer becomes ``text``, which equals it (``same_text``): one

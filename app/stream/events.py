@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .restated import Restated
 from .usage import Usage
 
 __all__ = [
@@ -72,10 +73,12 @@ class CallEnded:
 
     ``arguments`` is the full argument text when the wire restates it at the
     end (Responses' ``.done``); the assembler reconciles it with the deltas.
+    A restatement too long to hold beside them comes as its ``Restated``
+    (length and digest, ``restated``), compared with the buffer's.
     """
 
     slot: object
-    arguments: str | None = None
+    arguments: str | Restated | None = None
 
 
 @dataclass(slots=True)

@@ -8,8 +8,9 @@ an error object alone) still ends with a stated outcome.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
+from . import restated
 from .assembler import Assembler, Update
 from .blocks import Block, Turn
 from .dialects import DIALECTS, Dialect, detect, make_dialect
@@ -55,14 +56,25 @@ class StreamParser:
         self._events: list[Event] = []
         self.assembler = Assembler(dialect if dialect != "auto" else "unknown")
 
-    def _restates(self, head: bytes) -> bool:
+    def _restates(self, head: bytes) -> bool | restated.Trim:
         """Whether a megabyte ``data:`` line starting with ``head`` may be kept
         without its long strings (``restated``): one of the dialect's
         restatements (``RESTATEMENTS``: Responses' ``output_item.done`` and
         ``completed``), while no call is open, when its arguments can change
-        nothing. The events before the line have been applied by then."""
-        marks: tuple[bytes, ...] = getattr(self._dialect, "RESTATEMENTS", ())
-        return bool(marks) and head.startswith(marks) and not self.assembler.open_calls
+        nothing; or a call's own end that restates its arguments (``CHECKED``:
+        Responses' ``.done``), while every open call has a buffer begun, with
+        each long string kept as its length and digest for the strict check
+        (``Trim(check=True)``; a call with no buffer takes its arguments from
+        the line, which is then read whole). The events before the line have
+        been applied by then."""
+        dialect = self._dialect
+        marks: tuple[bytes, ...] = getattr(dialect, "RESTATEMENTS", ())
+        if marks and head.startswith(marks):
+            return not self.assembler.open_calls
+        checked: tuple[bytes, ...] = getattr(dialect, "CHECKED", ())
+        if checked and head.startswith(checked) and self.assembler.open_calls_begun:
+            return restated.Trim(check=True)
+        return False
 
     @property
     def dialect(self) -> str:
@@ -172,12 +184,13 @@ class StreamParser:
                 # decoded, not after its events apply (a call's parse beside it was one copy more)
                 frame = _DROPPED
             if out:
-                for event in out:
+                # a big frame's events are let go of as they apply: Gemini's whole call (``args``, an
+                # object) stayed in ``out`` beside the text made of it and that text's parse at its end
+                for event in out if not big else _popped(out):
                     kind = type(event)
                     if kind is ArgsDelta:
-                        fragment = event.fragment  # type: ignore[union-attr]
-                        if type(fragment) is str:
-                            self._content += len(fragment)
+                        if type(event.fragment) is str:  # type: ignore[union-attr]
+                            self._content += len(event.fragment)  # type: ignore[union-attr]
                     elif kind is TextDelta or kind is ReasoningDelta:
                         self._content += len(event.text)  # type: ignore[union-attr]
                     elif kind is ProviderError and self._error_detail is None:
@@ -207,6 +220,14 @@ class StreamParser:
         if self._pending:
             self.assembler.apply(StreamMalformed("the stream's frames match no known provider format"))
         self._pending = []
+
+
+def _popped(events: list[Event]) -> Iterator[Event]:
+    """``events`` in order, each taken out of the list as it is given (the list ends empty): an
+    event that applied is held by nothing here once the next one is given."""
+    events.reverse()
+    while events:
+        yield events.pop()
 
 
 def _describe_non_sse(head: str) -> str:

@@ -169,6 +169,12 @@ def result_line(text: str, display: DisplaySpec, limit: int = 120) -> str:
     return format_value(text, limit)
 
 
+#: A fragment longer than this is scanned a slice at a time: the scanner cuts a string's text
+#: out of what it is fed, so a megabyte fragment (Gemini sends a call whole) was copied whole
+#: beside the call's buffer and its parse, to keep ``KEPT`` characters of it.
+_SLICE = 1 << 16
+
+
 class FormingPreview:
     """Stable argument values of a call still streaming, by path.
 
@@ -200,6 +206,20 @@ class FormingPreview:
         self.broken = False
 
     def feed(self, fragment: str) -> bool:
+        if len(fragment) <= _SLICE:
+            changed = self._take(fragment)
+        else:  # a whole call in one fragment (Gemini's args): scanned a slice at a time
+            changed = False
+            for at in range(0, len(fragment), _SLICE):
+                changed = self._take(fragment[at : at + _SLICE]) or changed
+        if self._scanner.error is not None:
+            self.broken = True
+        if changed:
+            self.version += 1
+        return changed
+
+    def _take(self, fragment: str) -> bool:
+        """Scan ``fragment``; whether a value became stable or a field began."""
         changed = False
         for piece in self._scanner.feed(fragment):
             path = piece.path
@@ -239,10 +259,6 @@ class FormingPreview:
                     changed = True
             elif kind == "close":
                 changed = True
-        if self._scanner.error is not None:
-            self.broken = True
-        if changed:
-            self.version += 1
         return changed
 
     def stable_top(self) -> dict[str, Any]:

@@ -39,10 +39,12 @@ _SHAPES = re.compile(
 )
 #: Words one of the shapes needs: a cheap test before the (slower) shape search.
 _HINTS = ("bearer", "key", "authorization")
-#: The cheap test looks at this many characters at a time (lowered, so a
-#: 10 MB argument buffer is never copied whole to look; ten times faster
-#: than a case-blind regex search).
-_HINT_STEP = 1 << 20
+#: The cheap test looks at this many characters at a time (lowered, so an
+#: argument buffer is never copied whole to look; ten times faster than a
+#: case-blind regex search). 64 KiB, under the size glibc maps on its own
+#: (``files.heap``): at a MiB, a 1 MB call's buffer was lowered whole, a
+#: megabyte beside the buffer and its parse each time the store wrote it.
+_HINT_STEP = 1 << 16
 #: Characters that end a credential-shaped token (``_SHAPES``'s value) and a
 #: word (so a piece that starts after one sees the same ``\b`` as the whole).
 _NOT_TOKEN = re.compile(r"[^\w.~+/\-=]+")

@@ -54,6 +54,9 @@ class SSEEvent:
     data: str
     id: str
     retry: int | None = None
+    #: What a checked trim kept of the long strings it emptied from the event's lines, in order
+    #: (``restated.Trim(check=True)``: the strings are ``""`` in ``data``).
+    restated: tuple[restated.Restated, ...] = ()
 
 
 class SSEDecoder:
@@ -85,6 +88,7 @@ class SSEDecoder:
         "_heading",
         "trim",
         "_trim",
+        "_restated",
     )
 
     def __init__(self, max_size: int | None = None) -> None:
@@ -112,11 +116,14 @@ class SSEDecoder:
         #: Still filling ``head`` (or before the BOM check): ``_start`` has work to do.
         self._heading = True
         #: Asked, with the first bytes of a ``data:`` line's value, once the line
-        #: passes ``restated.AT`` bytes: True to keep it without its long strings
-        #: (``restated``; the parser's ``_restates``). None: lines are kept whole.
-        self.trim: Callable[[bytes], bool] | None = None
+        #: passes ``restated.AT`` bytes: True (or the ``Trim`` to use) to keep it
+        #: without its long strings (``restated``; the parser's ``_restates``).
+        #: None: lines are kept whole.
+        self.trim: Callable[[bytes], bool | restated.Trim] | None = None
         #: The unfinished line's answer: None not asked yet, False no, else its ``Trim``.
         self._trim: restated.Trim | bool | None = None
+        #: The ``Restated`` of the event being built's trimmed lines (``SSEEvent.restated``).
+        self._restated: list[restated.Restated] = []
 
     @property
     def reconnection_time(self) -> int | None:
@@ -192,6 +199,7 @@ class SSEDecoder:
         self._partial.clear()
         self._partial_size = self._loose = self._loose_size = 0
         self._data.clear()
+        self._restated.clear()
         self._event = ""
         return []
 
@@ -237,7 +245,7 @@ class SSEDecoder:
             elif not line:
                 if data:
                     events.append(SSEEvent(self._event or "message", data[0] if len(data) == 1 else "\n".join(data),
-                                           self._last_id, self._retry))
+                                           self._last_id, self._retry, self._took()))
                     data = self._data = []
                     size = 0
                 self._event = ""
@@ -252,6 +260,14 @@ class SSEDecoder:
         self._data_size = size
         return events
 
+    def _took(self) -> tuple[restated.Restated, ...]:
+        """The event being dispatched's ``restated`` (and none for the next one)."""
+        if not self._restated:
+            return ()
+        took = tuple(self._restated)
+        self._restated.clear()
+        return took
+
     def _trimmed(self, data: bytes) -> bytes:
         """``data`` with the unfinished line's part trimmed when its owner said so
         (``trim``): asked once the line passes ``restated.AT`` bytes, when the
@@ -264,7 +280,11 @@ class SSEDecoder:
             trim = self._trim = self._ask()
         if isinstance(trim, restated.Trim):
             kept = trim.feed(part)
-            data = kept if stop < 0 else kept + trim.end() + data[stop:]
+            if stop >= 0:
+                data = kept + trim.end() + data[stop:]
+                self._restated += trim.restated
+            else:
+                data = kept
         if stop >= 0:
             self._trim = None  # the line ends here: the next one is asked afresh
         return data
@@ -272,14 +292,19 @@ class SSEDecoder:
     def _ask(self) -> restated.Trim | bool:
         """Whether to trim the unfinished line, and its ``partial`` trimmed so far if so."""
         assert self.trim is not None
-        line = b"".join(self._partial)
-        if not line.startswith(b"data:"):
+        head = b""  # the line's first bytes: its pieces are not joined to look (a quarter of a megabyte)
+        for piece in self._partial:
+            head += piece[: 262 - len(head)]
+            if len(head) >= 262:
+                break
+        if not head.startswith(b"data:"):
             return False
-        value = line[6:] if line[5:6] == b" " else line[5:]
-        if not self.trim(value[:256]):
+        value = head[6:] if head[5:6] == b" " else head[5:]
+        answer = self.trim(value[:256])
+        if not answer:
             return False
-        trim = restated.Trim()
-        kept = trim.feed(line)
+        trim = answer if isinstance(answer, restated.Trim) else restated.Trim()
+        kept = b"".join([trim.feed(piece) for piece in self._partial])
         self._partial[:] = [kept]
         self._partial_size = len(kept)
         self._loose = self._loose_size = 0
@@ -339,6 +364,7 @@ class SSEDecoder:
     def _stop(self, why: str) -> None:
         self.overflow = why
         self._partial.clear()
+        self._restated.clear()
         self._data = []
         self._partial_size = self._data_size = self._loose = self._loose_size = 0
 
@@ -348,7 +374,7 @@ class SSEDecoder:
         if not line:
             if self._data:
                 events.append(
-                    SSEEvent(self._event or "message", "\n".join(self._data), self._last_id, self._retry)
+                    SSEEvent(self._event or "message", "\n".join(self._data), self._last_id, self._retry, self._took())
                 )
                 self._data = []
                 self._data_size = 0

@@ -25,6 +25,7 @@ from ..events import (
     Event,
     ProviderError,
     ReasoningDelta,
+    StreamMalformed,
     TextDelta,
     TurnEnded,
     UsageReported,
@@ -48,6 +49,9 @@ class OpenAIResponses:
     #: first, as OpenAI writes it): a megabyte one, once no call is open, is
     #: kept without its long strings (``stream.restated``). Another order is read whole.
     RESTATEMENTS = (b'{"type":"response.output_item.done"', b'{"type":"response.completed"')
+    #: How a call's own end begins, which restates its arguments for the strict check: a
+    #: megabyte one is kept as its arguments' length and digest (``stream.restated``).
+    CHECKED = (b'{"type":"response.function_call_arguments.done"', b'{"type":"response.custom_tool_call_input.done"')
 
     def __init__(self) -> None:
         self._index_of: dict[str, object] = {}  # item id → the output_index it came with
@@ -94,6 +98,14 @@ class OpenAIResponses:
                     out.append(ArgsDelta(slot, initial))
         elif kind == "response.function_call_arguments.done" or kind == "response.custom_tool_call_input.done":
             args = payload.get("arguments", payload.get("input"))
+            if args == "" and len(sse.restated) == 1:  # emptied as it streamed: its length and digest stand for it
+                kept = sse.restated[0]
+                if kept.broken:
+                    out.append(StreamMalformed("event data is not JSON: the arguments restated at the end "
+                                               "are not a JSON string"))
+                    return
+                out.append(CallEnded(self._slot(payload), kept))
+                return
             out.append(CallEnded(self._slot(payload), args if isinstance(args, str) else None))
         elif kind == "response.output_item.done":
             item = payload.get("item") or {}
