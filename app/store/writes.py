@@ -284,6 +284,16 @@ class Writes:
                 (attempts, turn.outcome, turn.stop_reason, turn.error, turn.cause, note, time.time(),
                  _usage_column(usage), model, turn.detail, conversation, seq))
             self._touch(conversation)
+        self._written_whole(conversation, seq, len(blocks))
+
+    def _written_whole(self, conversation: str, seq: int, blocks: int) -> None:
+        """A finished turn's blocks are whole in the store: what was remembered of their writes goes
+        (``_written``, ``_prose``: only a block still being written needs it). Kept, a live sitting's
+        dicts grew by every block it wrote (issue 31: a sitting's memory stays flat). A later write of
+        one of them (none is made in a sitting) writes it whole again."""
+        for index in range(blocks):
+            self._written.pop((conversation, seq, index), None)
+            self._prose.pop((conversation, seq, index), None)
 
     def set_note(self, conversation: str, seq: int, note: str | None) -> None:
         """A settled turn's ending note, changed after the fact (its approvals answered after a reopen)."""
