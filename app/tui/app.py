@@ -21,7 +21,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from . import collector
-from .chat_screen import STARTED_POLL, ChatScreen
+from .chat_screen import ChatScreen
 from .state import TuiState
 from .warmup import warm_up
 
@@ -116,24 +116,18 @@ class CallstreamApp(App[None]):
         if self._deferred is not None and isinstance(self.screen, ChatScreen):
             self.screen.call_after_refresh(self._open_deferred, self.screen)
         elif self._deferred is None:
-            self.screen.call_after_refresh(self._started)
+            screen = self.screen
+            if isinstance(screen, ChatScreen):
+                screen.after_first_screen(self._started)
+            else:
+                screen.call_after_refresh(self._started)
 
     def _started(self) -> None:
-        """Once the first screen is written (no reply waits to write its text: polled, a state and not a
-        time) and painted: the MCP servers start in the background (typing never waits for them), the first
-        exchange's modules and the price table are loaded. The first screen waits for none of it: their
-        imports and the table's thread took the interpreter from it."""
-        screen = self.screen
-        # (a reply streaming already: the first screen was drawn long ago)
-        if isinstance(screen, ChatScreen) and not screen.written() and not self.session.busy:
-            self.set_timer(STARTED_POLL, self._started)
-            return
-
-        def start() -> None:
-            self.runtime.registry.start_servers()
-            self._warm_up()
-
-        self.call_after_refresh(start)
+        """Once the first screen is written and painted: the MCP servers start in the background (typing
+        never waits for them), the first exchange's modules and the price table are loaded. The first
+        screen waits for none of it: their imports and the table's thread took the interpreter from it."""
+        self.runtime.registry.start_servers()
+        self._warm_up()
 
     def _open_deferred(self, screen: ChatScreen) -> None:
         """After the first frame: the provider, the tools and the data files."""

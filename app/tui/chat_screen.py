@@ -14,7 +14,8 @@ network and the dispatcher.
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from textual import events, on
@@ -61,7 +62,7 @@ if TYPE_CHECKING:
 # events and the session are imported where they are first used, not before
 # the first frame: a new conversation shows none of them.
 
-#: How often a reopen asks whether its first screen is written (``_first_screen``, ``App._started``).
+#: How often a reopen asks whether its first screen is written (``after_first_screen``).
 STARTED_POLL = 0.05
 
 __all__ = ["ChatScreen"]
@@ -178,7 +179,7 @@ class ChatScreen(Screen[None]):
         if session.stored is not None:
             self.transcript.window.hold_back()
             self.tree_control.show_stored(session.stored, around=self._focus)
-            self._first_screen()
+            self.after_first_screen(self.transcript.window.go_on)
         if self._focus is not None and self._focus in self.transcript.entries:
             self.tree_control.select(self._focus)
         if session.pending_approvals():
@@ -383,14 +384,16 @@ class ChatScreen(Screen[None]):
         runtime = self.host.runtime
         return runtime.prices if runtime is not None else PriceBook()
 
-    def _first_screen(self) -> None:
-        """Once the first screen is written (polled: a state, not a time) and painted, the window goes
-        on: the pages above and the first and last page, which took a reopen's first screen a fifth
-        of a second of the interpreter when they came in the idle moments between its mount waves."""
-        if not self.written():
-            self.set_timer(STARTED_POLL, self._first_screen)
+    def after_first_screen(self, callback: Callable[[], object]) -> None:
+        """``callback`` once the first screen is written (polled: a state, not a time) and painted; at
+        once after the next frame when a reply is streaming already (that screen was drawn long ago).
+        What waits for it: the window's pages above and its first and last page (they took a reopen's
+        first screen a fifth of a second when they came in the idle moments between its mount waves),
+        the MCP servers' start, the warm-up and the price table (``App._started``)."""
+        if not self.written() and not (self._attached and self.session.busy):
+            self.set_timer(STARTED_POLL, partial(self.after_first_screen, callback))
             return
-        self.call_after_refresh(self.transcript.window.go_on)
+        self.call_after_refresh(callback)
 
     def written(self) -> bool:
         """No reply in the transcript waits to write what it was given (its entries only: cheap to ask)."""

@@ -58,9 +58,6 @@ class Pane(Protocol):
     @property
     def max_scroll_y(self) -> int: ...
 
-    @property
-    def children(self) -> Any: ...
-
     def mount_all(self, widgets: list[Widget], *, before: Widget | None = None,
                   after: Widget | None = None) -> AwaitMount: ...
 

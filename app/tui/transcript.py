@@ -66,8 +66,6 @@ class Transcript(VerticalScroll):
         #: Every entry of the path shown, in order (mounted or not), and its kind (user or turn).
         self.order: list[int] = []
         self.kinds: dict[int, str] = {}
-        #: The widgets above the conversation (the welcome): they stay when pages come and go.
-        self.header: list[Widget] = list(children)
         #: Which pages of a stored conversation are mounted.
         self.window = Window(self)
         self._holding = False
@@ -94,12 +92,11 @@ class Transcript(VerticalScroll):
         self.entries.clear()
         self.order.clear()
         self.kinds.clear()
-        self.header = []
         self.window.reset()
 
     def set_header(self, widget: Widget) -> None:
-        """A widget above the conversation (the welcome), kept when pages come and go."""
-        self.header.append(widget)
+        """A widget above the conversation (the welcome): pages are mounted below it (never all
+        dropped: the first and last stay, ``Window.pinned``), so it stays."""
         self.add(widget)
 
     def busy(self) -> bool:

@@ -226,10 +226,6 @@ class Window:
             self._held = False
             self.scrolled()
 
-    def _drawn(self) -> None:
-        self._paging = False
-        self.scrolled()
-
     def _refresh_outline(self) -> None:
         """The path read again (entries the session added live are in the store): only the rows after
         the outline's last entry when the path continues it (``Pages.outline_after``: an End at ten
@@ -260,7 +256,7 @@ class Window:
         if by_user:
             # what the move needs comes after its screen is drawn (the key waits for no page)
             self._paging = True
-            self.transcript.call_after_refresh(self._drawn)
+            self.transcript.call_after_refresh(self._after_layout)
             return
         if self._unplaced():
             self._paging = True  # a page is still being mounted: its layout (``laid_out``) calls again
@@ -383,7 +379,8 @@ class Window:
     def _after_layout(self) -> None:
         """Where the pages and gaps are, learnt once the frame is drawn (Textual's map of every widget
         is usually still whole then; the next scroll throws it away, and a key would wait for its
-        rebuild, ``_region``); then the next page, after one came."""
+        rebuild, ``_region``); then what the view needs next, after a page came or the person scrolled
+        (the key's own frame waited for no page)."""
         if not self.active:
             return
         for widgets in self.mounted.values():
