@@ -23,8 +23,8 @@ from tests.long_transcript import WORD, question, write_long
 from tests.test_tui import SIZE, demo_config
 from tests.test_tui_tree import markers
 from tests.waiting import quiet, wait_for
+from widgets.light_exchange import LightExchange
 from widgets.prompt_input import PromptInput
-from widgets.tool_card import ToolCard
 from widgets.user_message import UserMessage
 
 EXCHANGES = 1000
@@ -54,12 +54,36 @@ def messages(app: CallstreamApp) -> list[UserMessage]:
     return list(app.screen.query(UserMessage))
 
 
+def mounted_questions(app: CallstreamApp) -> list[str]:
+    """The user messages mounted, in order: as widgets, or in an exchange drawn light (``lights.py``)."""
+    texts: list[str] = []
+    for child in app.screen.query_one("#transcript").children:
+        if isinstance(child, UserMessage):
+            texts.append(child.message_text)
+        elif isinstance(child, LightExchange):
+            texts += [entry.text for entry in child.entries if getattr(entry, "kind", "") == "user"]
+    return texts
+
+
 def on_screen(app: CallstreamApp, text: str) -> bool:
-    """A user message saying ``text`` is mounted and inside the transcript's viewport (any of them: while
-    a page is re-shown from the store, the widget it replaces may still be mounted beside it)."""
+    """A user message saying ``text`` is inside the transcript's viewport: its widget (any of them:
+    while a page is re-shown from the store, the widget it replaces may still be mounted beside it),
+    or the first row of an exchange drawn light that holds it (``lights.py``)."""
+    return text in [shown for shown, _ in questions_in_view(app)]
+
+
+def questions_in_view(app: CallstreamApp) -> list[tuple[str, Any]]:
+    """The user messages inside the transcript's viewport, in order, and what shows each."""
     transcript = app.screen.query_one("#transcript")
-    return any(message.message_text == text and message.region.height > 0
-               and transcript.region.overlaps(message.region) for message in messages(app))
+    view = transcript.region
+    found: list[tuple[str, Any]] = []
+    for child in transcript.children:
+        region = child.region
+        if isinstance(child, UserMessage) and region.height > 0 and view.overlaps(region):
+            found.append((child.message_text, child))
+        elif isinstance(child, LightExchange) and region.height > 0 and view.y <= region.y < view.bottom:
+            found += [(entry.text, child) for entry in child.entries if getattr(entry, "kind", "") == "user"]
+    return found
 
 
 async def opened(app: CallstreamApp, pilot: Any) -> None:
@@ -86,7 +110,7 @@ async def test_a_thousand_exchanges_open_on_their_last_pages_and_scroll_to_the_t
         await opened(app, pilot)
         assert bounded(app)
         # the last pages, and the first (pinned at once: Home is a scroll), not the second
-        shown = [m.message_text for m in messages(app)]
+        shown = mounted_questions(app)
         assert question(0) in shown and question(EXCHANGES_PER_PAGE) not in shown
         # reading back: the page before comes in, and what was on screen stays where it was
         transcript: Any = app.screen.query_one("#transcript")
@@ -102,7 +126,7 @@ async def test_a_thousand_exchanges_open_on_their_last_pages_and_scroll_to_the_t
             await pilot.press("pageup")
         await quiet(pilot)
         assert bounded(app) and len(transcript.window.mounted) <= MOST_MOUNTED
-        shown = [m.message_text for m in messages(app)]
+        shown = mounted_questions(app)
         # the pages far below went, but not the last (pinned beside the first: End and Home only scroll)
         assert question(EXCHANGES - 1 - EXCHANGES_PER_PAGE) not in shown and question(EXCHANGES - 1) in shown
         await pilot.press("home")
@@ -142,9 +166,7 @@ async def test_pages_dropped_while_reading_are_freed_without_a_turn_ending(long_
 
 def questions_on_screen(app: CallstreamApp) -> list[int]:
     """The numbers of the questions whose messages are inside the transcript's viewport."""
-    transcript = app.screen.query_one("#transcript")
-    return [int(message.message_text.split(":")[0].split()[-1]) for message in messages(app)
-            if message.region.height > 0 and transcript.region.overlaps(message.region)]
+    return [int(text.split(":")[0].split()[-1]) for text, _ in questions_in_view(app)]
 
 
 async def test_home_and_end_only_scroll_once_the_view_left_the_end(long_app: CallstreamApp) -> None:
@@ -163,12 +185,16 @@ async def test_home_and_end_only_scroll_once_the_view_left_the_end(long_app: Cal
         await pilot.press("pageup")
         await wait_for(pilot, lambda: 0 in window.mounted, "the first page mounted once the view left the end")
         await quiet(pilot)
-        pinned = {number: list(window.mounted[number]) for number in (0, last)}
+        pinned = {number: list(window.runs[number]) for number in (0, last)}
         assert app.screen.query(PageGap)  # between the first page and the ones around the view
 
         def kept() -> bool:
-            return all(window.mounted.get(number) == widgets and all(w.is_attached for w in widgets)
-                       for number, widgets in pinned.items())
+            """The pinned pages stayed mounted, never read again from the store: the same exchanges
+            (each shown by its widgets or drawn light, ``lights.py``, as the view went by)."""
+            return all(len(window.runs.get(number, [])) == len(runs)
+                       and all(a is b for a, b in zip(window.runs[number], runs, strict=True))
+                       and all(w.is_attached for run in runs for w in run.widgets)
+                       for number, runs in pinned.items())
 
         await pilot.press("home")
         await wait_for(pilot, lambda: on_screen(app, question(0)), "the first question on screen")
@@ -274,7 +300,7 @@ async def test_a_search_hit_in_the_middle_opens_its_page_and_a_branch_switch_the
         await wait_for(pilot, lambda: on_screen(app, edited), "the edited version on screen")
         await quiet(pilot)
         assert (2, 2) in markers(app) and bounded(app)
-        assert question(MIDDLE, MIDDLE) not in [m.message_text for m in messages(app)]
+        assert question(MIDDLE, MIDDLE) not in mounted_questions(app)
         await pilot.press("alt+left")  # and back
         await wait_for(pilot, lambda: on_screen(app, question(MIDDLE, MIDDLE)), "the first version again")
         await quiet(pilot)
@@ -287,9 +313,9 @@ async def test_a_card_of_the_first_exchange_is_copied_after_home(long_app: Calls
     app = long_app
     async with app.run_test(size=SIZE) as pilot:
         await at_home(app, pilot)
-        first = [c for c in app.screen.query(ToolCard) if c.block.arguments == {"customer": "Customer 0",
-                                                                                   "status": "open"}]
-        assert first
+        transcript: Any = app.screen.query_one("#transcript")
+        # its card, as widgets or in the exchange drawn light (``lights.py``): the picker lists either
+        assert any(call.arguments == {"customer": "Customer 0", "status": "open"} for call in transcript.calls())
         await pilot.press("ctrl+y")
         await wait_for(pilot, lambda: isinstance(app.screen, CopyPicker))
         picker = app.screen
@@ -316,7 +342,7 @@ async def test_fork_at_the_first_exchange_of_a_thousand(long_app: CallstreamApp)
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.session.conversation != original)
         await quiet(pilot)
-        assert [m.message_text for m in messages(app)] == [question(0)]
+        assert mounted_questions(app) == [question(0)]
         stored = app.runtime.store.load(app.session.conversation)
         assert stored is not None and stored.forked_from == original and len(stored.tree) == 1
 

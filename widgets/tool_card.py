@@ -197,6 +197,13 @@ class ToolCard(Vertical):
         if self.block.state == "preparing" and self.received >= _SIZE_SHOWN_FROM:
             update_in_place(self._head, self._head_content())  # the size received: the same line, repainted
 
+    @property
+    def at_rest(self) -> bool:
+        """Its call ended and nothing on it waits or was opened by the person: it shows what a card
+        built again from its block shows (an exchange may be drawn light, ``app/tui/lights.py``)."""
+        return (self.block.state in _DETAILED and self.approval is None and self.asking is None
+                and self._revealed is None)
+
     def reveal_arguments(self) -> None:
         """Show the call's whole arguments, unlisted fields included: only ever
         on the user's explicit request (the copy picker), never by default."""

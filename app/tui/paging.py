@@ -9,15 +9,18 @@ the window's (``window.py``) and the tests' and benchmarks' that check it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.geometry import Size
 from textual.widget import AwaitMount, Widget
 
 if TYPE_CHECKING:
+    from widgets.light_exchange import LightExchange
+
     from ..store.pages import OutlineEntry
 
-__all__ = ["Pane", "paginate", "EXCHANGES_PER_PAGE", "FIRST_PAGES", "MOST_PAGES", "MOST_MOUNTED"]
+__all__ = ["Pane", "Run", "paginate", "exchanges", "EXCHANGES_PER_PAGE", "FIRST_PAGES", "MOST_PAGES", "MOST_MOUNTED"]
 
 #: Exchanges in a page (a few screens of a tall terminal each, for a turn with calls and a reply).
 EXCHANGES_PER_PAGE = 4
@@ -44,6 +47,31 @@ def paginate(outline: list[OutlineEntry]) -> list[tuple[int, int]]:
             users += 1
     ends = starts[1:] + [len(outline)]
     return [(start, end) for start, end in zip(starts, ends, strict=True) if end > start]
+
+
+def exchanges(items: list[Any]) -> list[list[Any]]:
+    """A page's stored entries cut into exchanges: a new one at each user message (what the
+    transcript builds for a run of entries is then what it builds for the whole page, in pieces:
+    an exchange's usage line and error note close it before the next message)."""
+    runs: list[list[Any]] = []
+    for item in items:
+        if not runs or not hasattr(item, "blocks"):
+            runs.append([])
+        runs[-1].append(item)
+    return runs
+
+
+@dataclass
+class Run:
+    """An exchange of a mounted page: the widgets showing it in the transcript (one
+    ``LightExchange`` while it is drawn light, ``lights.py``), and the stored entries they show."""
+
+    widgets: list[Widget]
+    entries: list[Any]
+    seqs: list[int]
+    light: LightExchange | None = None
+    #: Found not drawable light (``capture.lines_of`` refused it): it stays widgets while mounted.
+    plain: bool = False
 
 
 class Pane(Protocol):

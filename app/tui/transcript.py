@@ -21,10 +21,12 @@ from textual.widgets import Static
 
 from widgets.branch_marker import BranchMarker
 from widgets.error_details import ErrorDetails
+from widgets.light_exchange import LightExchange
 from widgets.note import NoteBlock
 from widgets.usage_line import UsageLine
 from widgets.user_message import UserMessage
 
+from .lights import Lights
 from .pictures import attachment_widgets
 from .sweeper import Sweeper
 from .tally import Tally
@@ -71,6 +73,8 @@ class Transcript(VerticalScroll):
         self._holding = False
         #: Collects what removed widgets held, while the person reads.
         self.sweeper = Sweeper(self, self.busy)
+        #: Which finished exchanges are drawn light (one widget of their lines).
+        self.lights = Lights(self, self.window)
 
     def attach(self, session: ChatSession) -> None:
         self.session = session
@@ -93,6 +97,7 @@ class Transcript(VerticalScroll):
         self.order.clear()
         self.kinds.clear()
         self.window.reset()
+        self.lights.reset()
 
     def set_header(self, widget: Widget) -> None:
         """A widget above the conversation (the welcome): pages are mounted below it (never all
@@ -114,6 +119,7 @@ class Transcript(VerticalScroll):
 
     def forget(self, seqs: list[int]) -> None:
         """These entries' widgets went (their page was dropped)."""
+        self.lights.forget(seqs)
         for seq in seqs:
             entry = self.entries.pop(seq, None)
             if isinstance(entry, int):
@@ -135,6 +141,13 @@ class Transcript(VerticalScroll):
         self.anchor()
         self.watch(self, "scroll_y", self._scrolled, init=False)
         self.watch(self, "virtual_size", self._resized, init=False)
+        self.watch(self.app, "theme", lambda _: self.lights.expand_all(), init=False)
+
+    def on_resize(self) -> None:
+        self.lights.resized()
+
+    def on_light_exchange_wanted(self, message: LightExchange.Wanted) -> None:
+        self.lights.expand(message.light, message.focus, message.toggle)
 
     def page(self, direction: int) -> None:
         self.window.release()
@@ -175,6 +188,7 @@ class Transcript(VerticalScroll):
 
     def _scrolled(self, _: float) -> None:
         self.sweeper.moved()
+        self.lights.moved()
         if self.scroll_y >= self.max_scroll_y:
             self.marker.set_class(False, "-shown")
         if not self._holding:
@@ -183,6 +197,7 @@ class Transcript(VerticalScroll):
 
     def _resized(self, _: object) -> None:
         self.window.laid_out()
+        self.lights.moved()
 
     def on_mouse_scroll_up(self) -> None:
         self.window.release()
@@ -208,6 +223,7 @@ class Transcript(VerticalScroll):
         """Entry ``seq``'s widgets mounted (its page read from the store when it was not); False: not shown."""
         if seq not in self.entries and self.window.active:
             self.window.reveal(seq)
+            self.lights.expand_entry(seq)
         return seq in self.entries
 
     def scroll_to_entry(self, widget: Widget) -> None:
@@ -237,12 +253,19 @@ class Transcript(VerticalScroll):
 
     def calls(self) -> list[ToolCallBlock]:
         """The tool calls shown, oldest first, down to the bottom of the screen (in a long
-        conversation scrolled back, "the last cards" are the last ones the user sees)."""
+        conversation scrolled back, "the last cards" are the last ones the user sees); an
+        exchange drawn light shows its calls too."""
+        from widgets.tool_card import ToolCard
+
         bottom = round(self.scroll_y) + self.size.height
-        return [card.block for card in self.cards() if card.virtual_region.y < bottom]
+        shown = [child for child in self.children if isinstance(child, ToolCard | LightExchange)]
+        return [call for child in shown if child.virtual_region.y < bottom
+                for call in (child.calls() if isinstance(child, LightExchange) else [child.block])]
 
     def reveal_arguments(self, call: ToolCallBlock) -> None:
         """The explicit request to see a card's whole arguments (the default stays allow-listed)."""
+        if self.lights.expand_call(call, self.reveal_arguments):
+            return
         for card in self.cards():
             if card.block is call:
                 card.reveal_arguments()
@@ -253,6 +276,8 @@ class Transcript(VerticalScroll):
         """A resource the card links to, shown on the card (``text`` already inert); again when it changed."""
         from widgets.resource_view import ResourceView
 
+        if self.lights.expand_call(call, lambda call: self.show_resource(call, uri, text)):
+            return
         for card in self.cards():
             if card.block is call:
                 shown = [v for v in card.query(ResourceView) if v.uri == uri]

@@ -32,7 +32,9 @@ from textual.widget import Widget
 
 from widgets.page_gap import PageGap
 
-from .paging import FIRST_PAGES, MOST_PAGES, Pane, paginate
+from .capture import placed
+from .holding import Hold
+from .paging import FIRST_PAGES, MOST_PAGES, Pane, Run, exchanges, paginate
 
 if TYPE_CHECKING:
     from ..store.pages import OutlineEntry
@@ -52,14 +54,15 @@ class Window:
         self._starts: list[int] = []
         #: page number → its widgets, for the pages mounted (in the transcript in page order)
         self.mounted: dict[int, list[Widget]] = {}
-        #: page number → the entries it registered in the transcript
+        #: page number → the entries it registered in the transcript, and its exchanges
         self._seqs: dict[int, list[int]] = {}
+        self.runs: dict[int, list[Run]] = {}
         #: page number → the gap just below it (the next page mounted is not its neighbour)
         self._gaps: dict[int, Widget] = {}
         #: The session's own copy of the path's last entry (see ``open``).
         self._live: Any = None
-        #: The widget whose place on screen must not move, and where it was (rows below the top).
-        self._pin: tuple[Widget, int] | None = None
+        #: The widget whose place on screen must not move while pages come and go.
+        self.hold = Hold(transcript, self._region)
         self._paging = False
         #: The first and last page come without waiting for the view to leave the end (``open``).
         self._ends = True
@@ -127,6 +130,7 @@ class Window:
         self._set_outline(outline if outline is not None else store.outline(conversation, head))
         self.mounted.clear()
         self._seqs.clear()
+        self.runs.clear()
         self._gaps.clear()
         self._last_y, self._jumping = None, False
         self._moved_widgets()
@@ -147,8 +151,9 @@ class Window:
         self._set_outline([])
         self.mounted.clear()
         self._seqs.clear()
+        self.runs.clear()
         self._gaps.clear()
-        self._pin = None
+        self.hold.release()
         self._last_y, self._jumping = None, False
         self._moved_widgets()
 
@@ -163,10 +168,15 @@ class Window:
         for item in items:
             item.siblings = siblings.get(item.seq, (1, 1))
         last = number == len(self.pages) - 1
-        widgets, seqs = self.transcript.build_items(items, last=last)
-        self.mounted[number] = widgets
-        self._seqs[number] = seqs
-        return widgets
+        parts = exchanges(items)
+        runs: list[Run] = []
+        for n, part in enumerate(parts):  # an exchange at a time: one may be drawn light (``lights.py``)
+            widgets, seqs = self.transcript.build_items(part, last=last and n == len(parts) - 1)
+            runs.append(Run(widgets, part, seqs))
+        self.runs[number] = runs
+        self.mounted[number] = [widget for run in runs for widget in run.widgets]
+        self._seqs[number] = [seq for run in runs for seq in run.seqs]
+        return self.mounted[number]
 
     # -- jumps -------------------------------------------------------------------------
 
@@ -187,7 +197,7 @@ class Window:
             return
         if 0 not in self.mounted:
             self.load(0)
-            self._pin = None
+            self.hold.release()
         self._settle()
 
     def to_end(self) -> bool:
@@ -201,7 +211,7 @@ class Window:
             self._refresh_outline()
             if self.detached:
                 self.load(len(self.pages) - 1)
-                self._pin = None
+                self.hold.release()
                 came = True
         self._settle()
         return came
@@ -277,8 +287,46 @@ class Window:
         place what is below them elsewhere, and a gap could seem above a view it is below."""
         region = self._regions.get(widget)
         if region is None:
-            region = self._regions[widget] = widget.virtual_region
+            region = widget.virtual_region
+            if not region.height and widget.is_attached:  # mounted in a layout that kept the size (``placed``)
+                region = placed(widget)
+            self._regions[widget] = region
         return region
+
+    def where(self, widget: Widget) -> Region:
+        """Where ``widget`` is in the transcript, as of the last layout (``_region``)."""
+        return self._region(widget)
+
+    @property
+    def paging(self) -> bool:
+        """A page is coming or a jump settling (what is mounted is about to move)."""
+        return self._paging
+
+    # -- holding the view still (``holding.py``) --------------------------------------------
+
+    def hold_view(self) -> None:
+        """Keep what is on screen where it is while widgets come, go or are swapped (unless held already)."""
+        if self.hold.pin is None:
+            self.hold.view(self.mounted)
+
+    def pin_top(self, widget: Widget) -> None:
+        self.hold.pin_top(widget)
+
+    def release(self) -> None:
+        self.hold.release()
+
+    def hold_still(self) -> None:
+        self.hold.still()
+
+    def replace(self, old: list[Widget], new: list[Widget]) -> None:
+        """The run ``old`` of a mounted page's widgets is shown by ``new`` now (``lights.py``)."""
+        for widgets in self.mounted.values():
+            if old and old[0] in widgets:
+                at = widgets.index(old[0])
+                widgets[at:at + len(old)] = new
+                break
+        self.hold.swapped(old, new[0])
+        self._moved_widgets()
 
     def _moved_widgets(self) -> None:
         """Widgets came, went or were laid out again: where they are is asked anew."""
@@ -353,16 +401,15 @@ class Window:
         below = numbers[at] if at < len(numbers) else None
         widgets = self._build(number)
         if above is not None and (above == number - 1 or below is None):
-            if self._pin is None:
-                self._hold_view()
+            self.hold_view()
             if above == number - 1 and above in self._gaps:
                 self._gaps[number] = self._gaps.pop(above)  # the gap below its neighbour is now below it
             self.transcript.mount_all(widgets, after=self.mounted[above][-1])
         elif below is not None:
-            if self._pin is None:
+            if self.hold.pin is None:
                 # what is below stays where it is: the page grows upwards (filling a gap above the
                 # view from below pushes the gap further up, never into the view)
-                self._hold(self.mounted[below][0])
+                self.hold.widget(self.mounted[below][0])
             self.transcript.mount_all(widgets, before=self.mounted[below][0])
         else:
             self.transcript.mount_all(widgets)
@@ -413,8 +460,7 @@ class Window:
             number = max(loose, key=distance)
             if distance(number) < 0:
                 return
-            if self._pin is None:
-                self._hold_view()
+            self.hold_view()
             self._forget(number)
             self._fix_gaps()
 
@@ -427,6 +473,7 @@ class Window:
                 self._gaps[max(above)] = gap  # it stands below the page above now
             else:
                 widgets = [*widgets, gap]
+        self.runs.pop(number, None)
         self.transcript.forget(self._seqs.pop(number, []))
         self.transcript.remove_widgets(widgets)
 
@@ -441,51 +488,3 @@ class Window:
             gap = self._gaps[above] = PageGap()
             below = numbers[bisect.bisect_right(numbers, above)]
             self.transcript.mount_all([gap], before=self.mounted[below][0])
-
-    # -- holding the view still ------------------------------------------------------------
-
-    def _hold(self, widget: Widget) -> None:
-        """Keep ``widget`` where it is on screen (not while the view follows the end: see ``_hold_view``)."""
-        if not self.transcript.held_at_end() and self._region(widget).height:
-            self._pin = (widget, self._region(widget).y - round(self.transcript.scroll_y))
-
-    def _hold_view(self) -> None:
-        """Keep what is on screen where it is while pages come and go (the first widget reaching into
-        the view). Not while the view follows the end: the anchor keeps the bottom where it is as
-        pages come and go above and as what is below grows (a reply reopened writes its prose after
-        its own mount), and holding a widget there would release it, leaving the view short of the
-        end once what is below grew."""
-        transcript = self.transcript
-        if transcript.held_at_end():
-            return
-        y = round(transcript.scroll_y)
-        for number in sorted(self.mounted):
-            widgets = self.mounted[number]
-            if self._region(widgets[-1]).bottom <= y:
-                continue
-            for widget in widgets:
-                region = self._region(widget)
-                if region.bottom > y:
-                    self._pin = (widget, region.y - y)
-                    return
-
-    def pin_top(self, widget: Widget) -> None:
-        """A jump: ``widget`` at the top of the view, and kept there while pages come in around it."""
-        self._pin = (widget, 0)
-        self.hold_still()
-
-    def release(self) -> None:
-        """The user moved the view: nothing is held any more."""
-        self._pin = None
-
-    def hold_still(self) -> None:
-        pin = self._pin
-        if pin is None:
-            return
-        widget, offset = pin
-        if not widget.is_attached:
-            self._pin = None
-            return
-        y = self._region(widget).y - offset
-        if y != round(self.transcript.scroll_y):
-            self.transcript.hold(y)
