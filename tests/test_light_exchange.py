@@ -9,16 +9,14 @@ cell and style for style, the screen over its widgets built again, at the three 
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from app.files.paths import data_dir
-from app.tui.app import CallstreamApp, make_app
+from app.tui.app import CallstreamApp
 from tests.long_transcript import question, write_long
-from tests.test_tui import demo_config
+from tests.test_long_conversation import app_on
 from tests.waiting import quiet, wait_for
 from widgets.light_exchange import LightExchange
 from widgets.tool_card import ToolCard
@@ -34,13 +32,7 @@ def light_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 
 
 def opened_app(light_file: tuple[Path, str]) -> CallstreamApp:
-    source, conversation = light_file
-    home = data_dir()
-    home.mkdir(parents=True, exist_ok=True)
-    shutil.copy(source, home / "callstream.db")
-    app = make_app(config=demo_config(), conversation=conversation)
-    app.cursor_blink = False
-    return app
+    return app_on(light_file)
 
 
 def transcript_of(app: CallstreamApp) -> Any:
@@ -213,7 +205,7 @@ async def test_an_opened_card_and_a_selected_entry_keep_their_exchange_widgets(
                                                                                      "status": "open"})
         first.query_one(Collapsible).collapsed = False  # the person opened its full result
         app.screen.tree_control.select(light_seq(app, question(1)))
-        second = transcript.entries[transcript.order[transcript.order.index(app.screen.tree_control.selected)]]
+        second = transcript.entries[app.screen.tree_control.selected]
         await quiet(pilot)
         await pilot.press("end")
         await wait_for(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y, "the view at the end")

@@ -41,7 +41,12 @@ def long_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 
 @pytest.fixture
 def long_app(long_file: tuple[Path, str]) -> CallstreamApp:
-    source, conversation = long_file
+    return app_on(long_file)
+
+
+def app_on(written: tuple[Path, str]) -> CallstreamApp:
+    """An app opening the conversation of ``written`` (a sqlite file and its id), on a copy of that file."""
+    source, conversation = written
     home = data_dir()
     home.mkdir(parents=True, exist_ok=True)
     shutil.copy(source, home / "callstream.db")
