@@ -51,7 +51,7 @@ from .forming import FormingWatch
 from .place import DeferredHistory, EntryBook, Retry, lineage_of
 from .request import request_for
 from .sampling import Sampling
-from .turns import LiveTurn, answered_note, ending_note, failure_words, retry_delay, retryable, stop_unfinished
+from .turns import LiveTurn, answered_note, ending_note, failure_words, let_go, retry_delay, retryable, stop_unfinished
 
 if TYPE_CHECKING:
     from ..store import StoredTree
@@ -149,6 +149,7 @@ class ChatSession:
         self.request_usage = True
         #: Where the exchange in progress began in ``turns`` (its usage is theirs).
         self._exchange_start = 0
+        self._let_go = 0  # the turns before it keep how they ran only (``let_go_stored``)
         self.budget: Callable[[list[LiveTurn]], str | None] | None = None  # ask --max-cost: chat/budget.py
 
     @property
@@ -317,6 +318,12 @@ class ChatSession:
                                              "(the max_rounds limit).")
         finally:
             self.busy = False
+
+    def let_go_stored(self) -> None:
+        """The stored turns of the exchanges before the last keep how they ran only (``turns.let_go``;
+        the screen's, as an exchange ends: ``ask`` prints every turn, and a replay has no store)."""
+        if self.book is not None:
+            self._let_go = let_go(self.turns, self._let_go, self._exchange_start)
 
     def _done(self, status: str, message: str | None = None) -> ExchangeDone:
         turns = self.turns[self._exchange_start:]

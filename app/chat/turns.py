@@ -8,7 +8,7 @@ is ``app.stream.Turn``.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..mcp.instructions import with_instructions
@@ -16,8 +16,8 @@ from ..rules.told import approval_note, cause_words, interruption_note
 from ..stream import Block, ToolCallBlock, Turn
 from ..stream.usage import Usage
 
-__all__ = ["LiveTurn", "retryable", "retry_delay", "failure_words", "stop_unfinished", "ending_note", "answered_note",
-           "system_prompt"]
+__all__ = ["LiveTurn", "let_go", "retryable", "retry_delay", "failure_words", "stop_unfinished", "ending_note",
+           "answered_note", "system_prompt"]
 
 
 @dataclass(slots=True)
@@ -34,6 +34,16 @@ class LiveTurn:
     usage: Usage | None = None
     #: The model that answered (as the provider named it, else as it was asked for).
     model: str | None = None
+
+    def let_go(self) -> None:
+        """What a turn of an earlier exchange keeps once the store holds it whole: how it ran and
+        ended (its index, attempts, note, failures, usage, model, outcome), not its blocks. The store
+        has them, the screen reads them back from it, and the session never asks again (only the
+        turn in progress, a Ctrl+R retry of the last exchange and a resumed approval are read); kept,
+        they were about 4 KB a turn that a sitting only ever added to."""
+        self.blocks = []  # (a new list: the parser's, which a write may still be reading, is left whole)
+        if self.result is not None and self.result.blocks:
+            self.result = replace(self.result, blocks=[])
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -55,6 +65,14 @@ class LiveTurn:
         if self.result is not None and self.result.detail:
             out["detail"] = self.result.detail  # the provider's whole error text, beside its one line
         return out
+
+
+def let_go(turns: list[LiveTurn], start: int, end: int) -> int:
+    """Turns ``start`` to ``end`` (the stored turns of exchanges before the last) keep how they ran only
+    (``LiveTurn.let_go``); where to start next time."""
+    for record in turns[start:end]:
+        record.let_go()
+    return max(start, end)
 
 
 def retry_delay(backoff: float, attempt: int) -> float:

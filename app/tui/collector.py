@@ -118,6 +118,7 @@ def _thorough() -> None:
     gc.collect()
     gc.freeze()
     _thorough_at = gc.get_freeze_count()
+    _forget_placements()
     give_back()  # the holes the freed widgets left (2 to 4 MB a pass, measured with make bench-long)
 
 
@@ -130,6 +131,23 @@ def _forget_removed_drawings() -> None:
     from textual._styles_cache import StylesCache
 
     StylesCache.get_inner_outer.cache_clear()
+
+
+#: Textual's (8.2) memos of its region arithmetic (``textual.geometry.Region``), each an ``lru_cache``.
+_PLACEMENT_MEMOS = ("overlaps", "contains_region", "translate", "__contains__", "grow", "shrink", "intersection",
+                    "union", "split", "split_vertical", "split_horizontal")
+
+
+def _forget_placements() -> None:
+    """Textual memoizes its region arithmetic (up to 1,024 or 4,096 results a method): keyed by the
+    places of widgets, which move as a live sitting grows and is shown again, they fill with the
+    places of widgets long gone (a census of a live sitting: some 12 entries more an exchange, from
+    20 to 120 exchanges, until each is full). Emptied at each thorough pass; the next frames fill them
+    again with what is on screen."""
+    from textual.geometry import Region
+
+    for name in _PLACEMENT_MEMOS:
+        getattr(getattr(Region, name), "cache_clear", lambda: None)()
 
 
 def restore() -> None:

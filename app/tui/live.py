@@ -125,3 +125,4 @@ class LiveView:
                 status.show_spent(tally)
             self.tree.exchange_done(self._later)
             status.ended(event.status)
+            transcript.session.let_go_stored()  # (its turns before this exchange are stored)

@@ -12,6 +12,11 @@ scrolling would stay in memory until the next turn ends. The sweeper runs
   wait (a long read keeps its memory bounded);
 - not while a turn runs (its end collects);
 - thorough after a reset (those widgets lived through turns, so were frozen);
+- soon (``SOON_AFTER``), once they are gone, when the owner is about to
+  build more in their place (``collect_soon``: a live sitting shown
+  again from the store, ``tree.LIVE_MOST``): built first, the new widgets
+  would take fresh memory beside the old ones', and what Python freed stays
+  with the process, so every later sitting would hold both;
 - after emptying the owner's arrangement cache: Textual keeps a container's
   last four arrangements (``Widget._arrangement_cache``), each holding the
   placement of every child it had, so the pages dropped in the last few
@@ -35,12 +40,16 @@ if TYPE_CHECKING:
     from textual.timer import Timer
     from textual.widget import Widget
 
-__all__ = ["Sweeper", "COLLECT_AFTER", "COLLECT_MOST"]
+__all__ = ["Sweeper", "COLLECT_AFTER", "COLLECT_MOST", "SOON_AFTER"]
 
 #: Seconds the view must have been still (and the removal done) before the collection runs.
 COLLECT_AFTER = 0.5
 #: Widgets dropped after which the collection no longer waits for the view to be still.
 COLLECT_MOST = 2_000
+#: Seconds after a removal before ``collect_soon`` collects: Textual lets go of removed widgets over
+#: a few frames (measured in a live sitting shown again: one refresh after the removal, a collection
+#: freed 21 of 305 widgets removed; 0.1 s after it, 273).
+SOON_AFTER = 0.1
 
 
 class Sweeper:
@@ -54,6 +63,8 @@ class Sweeper:
         self._dropped = 0
         self._removing: set[asyncio.Future[None]] = set()
         self._moved = 0.0
+        #: What waits for the removals under way to be collected (``collect_soon``).
+        self._then: list[Callable[[], None]] = []
 
     def moved(self) -> None:
         """The view moved: the collection waits until it is still."""
@@ -67,10 +78,34 @@ class Sweeper:
             self._removing.add(task)
             task.add_done_callback(self._removing.discard)
 
+    def collect_soon(self, then: Callable[[], None]) -> None:
+        """The removals under way are collected ``SOON_AFTER`` they are done (not once the view is
+        still; even while a turn that began meanwhile runs: frozen, they would wait for a thorough
+        pass), then ``then`` runs: what it builds takes the memory they held. At once when nothing
+        is being removed."""
+        self._then.append(then)
+        if not self._removing:
+            self._soon()
+
     async def _after(self, removal: AwaitRemove) -> None:
         await removal
-        if self._due is None and self.owner.is_attached:
+        if not self.owner.is_attached:
+            return
+        if self._then:
+            self.owner.set_timer(SOON_AFTER, self._soon)
+        elif self._due is None:
             self._due = self.owner.set_timer(COLLECT_AFTER, self._collect)
+
+    def _soon(self) -> None:
+        if self._removing or not self._then:
+            return  # another removal is under way: its own end comes here
+        if self._due is not None:
+            self._due.stop()
+            self._due = None
+        self._sweep()
+        then, self._then = self._then, []
+        for callback in then:
+            callback()
 
     def _collect(self) -> None:
         self._due = None
@@ -80,6 +115,9 @@ class Sweeper:
         if still < COLLECT_AFTER and self._dropped < COLLECT_MOST:
             self._due = self.owner.set_timer(COLLECT_AFTER - still, self._collect)
             return
+        self._sweep()
+
+    def _sweep(self) -> None:
         self.owner._clear_arrangement_cache()
         _ = self.owner.displayed_children  # refreshes the cached list (see the module's docstring)
         collector.pages_dropped(thorough=self.thorough)

@@ -232,8 +232,14 @@ class TreeController:
             call_later(self._flatten)
 
     def _flatten(self) -> None:
-        if self._crowded():  # (still: a key may have come first)
+        """The last page shown again from the store; the pages above it come once the old widgets are
+        collected (``Sweeper.collect_soon``): the most a sitting holds at once is then its old widgets
+        and one page, not its old widgets and every page above (about 4 MB more at 120×40, kept)."""
+        if self._crowded() and self._showable():  # (still: a key may have come first)
             self._show_branch(ends=False)  # the sitting goes on: its first page comes if the view leaves the end
+            window = self.transcript.window
+            window.hold_back()
+            self.transcript.sweeper.collect_soon(window.go_on)
 
     def _crowded(self) -> bool:
         """More messages mounted than a window holds, while the view follows the end and nothing is
@@ -244,8 +250,12 @@ class TreeController:
         mounted = sum(1 for widget in transcript.entries.values() if isinstance(widget, UserMessage))
         return mounted > LIVE_MOST
 
+    def _showable(self) -> bool:
+        """The path can be shown again from the store (no turn runs, and the session is on one)."""
+        return not self.session.busy and self.session.position is not None
+
     def _show_branch(self, ends: bool = True) -> None:
-        if self.session.busy or self.session.position is None:
+        if not self._showable():
             return
         state = self.status.state
         self.session.stored = self._stored_runtime().tree(self.session.conversation, self.session.position)
