@@ -42,7 +42,6 @@ from .events import (
     ChatEvent,
     ConversationMoved,
     ExchangeDone,
-    TurnNoted,
     TurnSettled,
     UserSent,
 )
@@ -51,7 +50,7 @@ from .forming import FormingWatch
 from .place import DeferredHistory, EntryBook, Retry, lineage_of
 from .request import request_for
 from .sampling import Sampling
-from .turns import LiveTurn, answered_note, ending_note, failure_words, let_go, retry_delay, retryable, stop_unfinished
+from .turns import LiveTurn, ending_note, failure_words, let_go, retry_delay, retryable, stop_unfinished
 
 if TYPE_CHECKING:
     from ..store import StoredTree
@@ -471,36 +470,10 @@ class ChatSession:
         return self.stored.pending_approvals()
 
     async def resume_pending(self, answers: dict[str, Any]) -> bool:
-        """Answer stored pending approvals (key → Answer; one not in ``answers`` is decided by the rules, asking
-        nobody). Each passes the whole gate again, then runs under its stored key, so the ledger keeps it to
-        once; the history is rebuilt so the next request carries the results. True if none is left pending."""
-        from ..store import StoredTurn, history_of  # the store is read only here: not on the loop's import path
-        pending = self.pending_approvals()
-        if not pending:
-            return True
-        assert self.stored is not None
-        last = self.stored.items[-1]
-        assert isinstance(last, StoredTurn)
-        self.turns.append(record := LiveTurn(last.turn, last.attempts, last.blocks))
-        self.busy = True
-        try:
-            if self.offer_tools:
-                await self.registry.settled()  # MCP servers still starting: their tools, or their failure
-            offered = frozenset(spec.name for spec in self.registry.specs()) if self.offer_tools else frozenset()
-            feed = TurnFeed(record, self._emit, self.registry, offered, self._forming, self.warming)
-            dispatcher = self.dispatcher_class(self.registry, self.ledger, self.key_conversation, last.turn,
-                                               feed.resumed, self.clock)
-            dispatcher.approvals, dispatcher.preapproved = self.approvals, dict(answers)
-            for call in pending:  # the whole gate again (a stored call is taken on trust nowhere), then its key
-                feed.resume(record.blocks.index(call), call, dispatcher)
-            await dispatcher.wait()
-        finally:
-            self.busy = False
-        record.note = last.note = answered_note(last.note, pending_names(last.blocks))  # stored and told as ended
-        self._emit(TurnNoted(last.turn, last.note))
-        self.history = history_of(self.stored.items)  # (the path is whole: ``Store.load_path``)
-        self.next_turn = max(self.next_turn, last.turn + 1)
-        return not any(b.state in PENDING_APPROVAL for b in pending)
+        """Answer stored pending approvals (``resumed.resume``); True if none is left pending."""
+        from .resumed import resume
+
+        return await resume(self, answers)
 
     async def go_on(self) -> ExchangeDone:
         """Continue after answered approvals: the model reads their results."""
