@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from textual.app import App
-    from textual.geometry import Region
+    from textual.geometry import Region, Size
     from textual.timer import Timer
     from textual.widget import AwaitMount
 
@@ -70,6 +70,9 @@ class Transcript(Pane, Protocol):
     @property
     def scrollable_content_region(self) -> Region: ...
 
+    @property
+    def virtual_size(self) -> Size: ...
+
     def busy(self) -> bool: ...
 
     def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False) -> Any: ...
@@ -94,8 +97,10 @@ class Lights:
     def moved(self) -> None:
         """The view moved or what is mounted changed: the next still moment decides again."""
         self._moved = time.monotonic()
-        if self._due is None and self.transcript.is_attached:
-            self._due = self.transcript.set_timer(LIGHT_AFTER, self._still)
+        transcript = self.transcript
+        if self._due is None and transcript.is_attached and self.window.active \
+                and transcript.virtual_size.height > 3 * transcript.size.height:  # else nothing is ever far
+            self._due = transcript.set_timer(LIGHT_AFTER, self._still)
 
     def _still(self) -> None:
         self._due = None
