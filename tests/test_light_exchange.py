@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+import app.tui.lights as lights
 from app.tui.app import CallstreamApp
 from tests.long_transcript import question, write_long
 from tests.test_long_conversation import app_on
@@ -29,6 +30,21 @@ EXCHANGES = 40
 def light_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     path = tmp_path_factory.mktemp("light") / "callstream.db"
     return path, write_long(path, EXCHANGES)
+
+
+@pytest.fixture(autouse=True)
+def soon(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Exchanges drawn light 0.3 s after the person left the app alone, not the app's 3 s (what
+    comes of it does not depend on how long: each test waits for the state, ``lit``)."""
+    monkeypatch.setattr(lights, "LIGHT_AFTER", 0.3)
+
+
+async def lit(app: CallstreamApp, pilot: Any) -> None:
+    """The person left the app alone: every exchange that may be is drawn light (no still moment
+    awaited any more), and what that mounted and removed is settled."""
+    transcript = transcript_of(app)
+    await wait_for(pilot, lambda: light_ones(app) and not transcript.lights.due, "the exchanges drawn light")
+    await quiet(pilot)
 
 
 def opened_app(light_file: tuple[Path, str]) -> CallstreamApp:
@@ -77,7 +93,7 @@ async def opened_and_quiet(app: CallstreamApp, pilot: Any) -> None:
     await wait_for(pilot, lambda: any(m.message_text == question(EXCHANGES - 1)
                                       for m in app.screen.query(UserMessage)), "the last question")
     await quiet(pilot)
-    assert light_ones(app), "no exchange drawn light once the view was still"
+    await lit(app, pilot)
 
 
 @pytest.mark.parametrize("size", [(120, 40), (60, 20), (40, 15)])
@@ -89,9 +105,10 @@ async def test_an_exchange_drawn_light_shows_what_its_widgets_show(
         await wait_for(pilot, lambda: any(m.message_text == question(EXCHANGES - 1)
                                           for m in app.screen.query(UserMessage)), "the last question")
         await quiet(pilot)
-        lit = light_ones(app)
-        assert len(lit) >= 2
-        for light in lit[-2:]:
+        await lit(app, pilot)
+        drawn = light_ones(app)
+        assert len(drawn) >= 2
+        for light in drawn[-2:]:
             text = next(entry.text for entry in light.entries if getattr(entry, "kind", "") == "user")
             transcript.scroll_to_entry(light)  # a jump (a scroll of the person's would stop at a gap)
             await wait_for(pilot, lambda light=light: on_screen(app, light) and light.region.y == transcript.region.y,
@@ -186,6 +203,7 @@ async def test_a_new_width_brings_the_light_exchanges_back_and_they_are_drawn_ag
         await pilot.resize_terminal(90, 40)
         await wait_for(pilot, lambda: not any(light.is_attached for light in old), "the old lines gone")
         await quiet(pilot)
+        await lit(app, pilot)
         width = transcript_of(app).scrollable_content_region.width
         assert light_ones(app) and all(light.width == width for light in light_ones(app))
 
@@ -210,6 +228,7 @@ async def test_an_opened_card_and_a_selected_entry_keep_their_exchange_widgets(
         await pilot.press("end")
         await wait_for(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y, "the view at the end")
         await quiet(pilot)
+        await lit(app, pilot)
         assert light_holding(app, question(0)) is None and first.is_attached
         assert light_holding(app, question(1)) is None and second.is_attached
         assert light_holding(app, question(2)) is not None  # its neighbour, untouched, is light

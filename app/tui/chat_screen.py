@@ -278,6 +278,7 @@ class ChatScreen(Screen[None]):
     @on(TextArea.Changed)
     def _typed(self, event: TextArea.Changed) -> None:
         self.composer.typed(event)
+        self.transcript.lights.moved()  # typing: not the still moment a light exchange is drawn in
 
     def on_key(self, event: events.Key) -> None:
         """Typing never goes nowhere: a printable key while the focus is elsewhere

@@ -47,15 +47,20 @@ if TYPE_CHECKING:
     from ..stream import ToolCallBlock
     from .window import Window
 
-__all__ = ["Lights", "LIGHT_AFTER", "LIGHT_EACH", "LIGHT_NEXT"]
+__all__ = ["Lights", "LIGHT_AFTER", "LIGHT_EACH", "LIGHT_NEXT", "TIMER"]
 
-#: Seconds the view must have been still before exchanges are drawn light: a person reading, not
-#: paging (keys come faster), so the work lands between keys.
-LIGHT_AFTER = 1.0
-#: Exchanges drawn light at a time (each a few milliseconds: its widgets' lines, and a layout), and
-#: the seconds before the next few while the view stays still: a key never waits behind many.
-LIGHT_EACH = 2
+#: Seconds the person must have left the view and the input box alone before exchanges are drawn
+#: light: reading, not paging or typing. Drawing one costs a first render of its widgets (its code
+#: highlighted, ~10 ms) and a layout, which a key arriving then waits for; measured with
+#: ``make bench-long``, at 1 s those waits landed on PageUp (p95 35 ms against 18 ms without).
+LIGHT_AFTER = 3.0
+#: Exchanges drawn light at a time, and the seconds before the next while the person stays idle: a
+#: key never waits behind more than one.
+LIGHT_EACH = 1
 LIGHT_NEXT = 0.05
+#: The name of the timer (work done only once the person is idle: tests waiting for a quiet screen
+#: do not wait for it, ``tests/waiting.py``).
+TIMER = "lights"
 
 
 class Transcript(Pane, Protocol):
@@ -77,7 +82,7 @@ class Transcript(Pane, Protocol):
 
     def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False) -> Any: ...
 
-    def set_timer(self, delay: float, callback: Any) -> Timer: ...
+    def set_timer(self, delay: float, callback: Any, *, name: str | None = None) -> Timer: ...
 
     def mount(self, *widgets: Widget, before: Widget | None = None) -> AwaitMount: ...
 
@@ -94,13 +99,19 @@ class Lights:
 
     # -- when -----------------------------------------------------------------------
 
+    @property
+    def due(self) -> bool:
+        """A still moment is awaited (more may be drawn light)."""
+        return self._due is not None
+
     def moved(self) -> None:
-        """The view moved or what is mounted changed: the next still moment decides again."""
+        """The view moved, what is mounted changed or the person typed: the next still moment
+        decides again."""
         self._moved = time.monotonic()
         transcript = self.transcript
         if self._due is None and transcript.is_attached and self.window.active \
                 and transcript.virtual_size.height > 3 * transcript.size.height:  # else nothing is ever far
-            self._due = transcript.set_timer(LIGHT_AFTER, self._still)
+            self._due = transcript.set_timer(LIGHT_AFTER, self._still, name=TIMER)
 
     def _still(self) -> None:
         self._due = None
@@ -109,12 +120,12 @@ class Lights:
             return  # the turn's end moves the view or grows the transcript: ``moved`` comes again
         still = time.monotonic() - self._moved
         if still < LIGHT_AFTER or window.paging:
-            self._due = transcript.set_timer(max(LIGHT_AFTER - still, 0.05), self._still)
+            self._due = transcript.set_timer(max(LIGHT_AFTER - still, 0.05), self._still, name=TIMER)
             return
         height = max(transcript.size.height, 1)
         y = round(transcript.scroll_y)
         if self._light_far(y - height, y + 2 * height):  # more to draw: a few at a time, while still
-            self._due = transcript.set_timer(LIGHT_NEXT, self._still)
+            self._due = transcript.set_timer(LIGHT_NEXT, self._still, name=TIMER)
 
     # -- drawing light -------------------------------------------------------------------
 
