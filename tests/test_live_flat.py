@@ -14,8 +14,6 @@ does not grow with the exchanges typed in it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +27,7 @@ from app.tui import collector
 from app.tui.tree import LIVE_MOST
 from tests import streamgen
 from tests.faultserver import FaultServer, Reply
+from tests.test_long_session import settled
 from tests.test_session import session_for
 from tests.test_tui import demo_app, send
 from tests.waiting import quiet, wait_for
@@ -91,15 +90,6 @@ def test_a_turn_let_go_leaves_the_lists_others_hold_whole() -> None:
     assert (record.index, record.attempts, record.note, record.model) == (3, 1, "a note", "m")
     assert record.result.outcome == "complete" and record.usage == Usage(10, 2)
     assert parsed and parsed[0].text == "Hello." and result.blocks is parsed
-
-
-@contextmanager
-def settled() -> Iterator[None]:
-    collector.settle()
-    try:
-        yield
-    finally:
-        collector.restore()
 
 
 def test_the_thorough_pass_empties_textual_s_region_memos() -> None:

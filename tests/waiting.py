@@ -103,21 +103,19 @@ async def wait_for(pilot: Any, condition: Callable[[], object], what: str | None
             raise _timed_out(condition, what, seen or (lambda: screen_lines(pilot.app)), timeout)
 
 
-#: Timers of work the app does only once the person has been idle for seconds (exchanges drawn
-#: light: ``app.tui.lights``): a quiet screen does not wait for them; a test that needs that work
-#: waits for it by name.
-IDLE_TIMERS = frozenset({"lights"})
-
-
 def _pending(app: Any, running: tuple[str, ...] = ()) -> list[str]:
     """What the app still has to do: running workers (but those of the groups in
     ``running``) and one-shot timers not yet fired (a prose flush, a card's
-    redraw, a deferred focus) anywhere on the screen."""
+    redraw, a deferred focus) anywhere on the screen; not the timer of work the
+    app does only once the person has been idle for seconds (exchanges drawn
+    light: a test that needs them waits for them by name)."""
+    from app.tui.lights import TIMER as IDLE  # (here: not imported by every test that waits)
+
     busy = [f"worker {w.name or w.group}" for w in app.workers if not w.is_finished and w.group not in running]
     for node in (app, *app.screen.walk_children(with_self=True)):
         for timer in list(node._timers):
             task = timer._task
-            if timer.name in IDLE_TIMERS:
+            if timer.name == IDLE:
                 continue
             if timer._repeat == 0 and task is not None and not task.done():
                 busy.append(f"timer on {type(node).__name__}")

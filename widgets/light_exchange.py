@@ -104,6 +104,3 @@ class LightExchange(Widget):
     def on_focus(self) -> None:
         """Tab reached it: expanded, and the focus goes on to its first widget that takes it."""
         self.want(focus=True)
-
-    def key_enter(self) -> None:
-        self.want(focus=True)

@@ -91,8 +91,6 @@ class Lights:
     def __init__(self, transcript: Transcript, window: Window) -> None:
         self.transcript = transcript
         self.window = window
-        #: entry number → the light exchange standing for it
-        self.by_seq: dict[int, LightExchange] = {}
         self._due: Timer | None = None
         self._moved = 0.0
         self._mounting: set[asyncio.Future[None]] = set()
@@ -164,8 +162,6 @@ class Lights:
         for run, light in lit:
             mounting.append(transcript.mount(light, before=run.widgets[0]))
             transcript.forget(run.seqs)
-            for seq in run.seqs:
-                self.by_seq[seq] = light
             old, run.widgets, run.light = run.widgets, [light], light
             window.replace(old, [light])
             _drop(transcript, old)
@@ -204,8 +200,6 @@ class Lights:
         if light.has_focus:  # it goes: the focus must not go on to a widget anywhere (Textual scrolls to it)
             transcript.app.screen.set_focus(None)
         widgets, _ = transcript.build_items(run.entries, last=False)
-        for seq in light.seqs:
-            self.by_seq.pop(seq, None)
         window.hold_view()
         mounting = transcript.mount_all(widgets, before=light)
         run.widgets, run.light = widgets, None
@@ -241,7 +235,7 @@ class Lights:
 
     def expand_entry(self, seq: int) -> None:
         """Entry ``seq``'s widgets wanted (a jump, a selection): its exchange expanded when light."""
-        light = self.by_seq.get(seq)
+        light = next((light for light in self.lights() if seq in light.seqs), None)
         if light is not None:
             self.expand(light)
 
@@ -265,18 +259,9 @@ class Lights:
         if any(light.width != width for light in self.lights()):
             self.expand_all()
 
-    def forget(self, seqs: list[int]) -> None:
-        """These entries' page was dropped (its light exchanges with it)."""
-        for seq in seqs:
-            self.by_seq.pop(seq, None)
-
-    def reset(self) -> None:
-        self.by_seq.clear()
-
-    # -- where --------------------------------------------------------------------------
-
     def lights(self) -> list[LightExchange]:
-        return list(dict.fromkeys(self.by_seq.values()))
+        """The light exchanges of the pages mounted (a page dropped or a reset takes its own with it)."""
+        return [run.light for runs in self.window.runs.values() for run in runs if run.light is not None]
 
     def _overlaps_run(self, run: Run, top: int, bottom: int) -> bool:
         first, last = self.window.where(run.widgets[0]), self.window.where(run.widgets[-1])

@@ -97,7 +97,6 @@ class Transcript(VerticalScroll):
         self.order.clear()
         self.kinds.clear()
         self.window.reset()
-        self.lights.reset()
 
     def set_header(self, widget: Widget) -> None:
         """A widget above the conversation (the welcome): pages are mounted below it (never all
@@ -119,7 +118,6 @@ class Transcript(VerticalScroll):
 
     def forget(self, seqs: list[int]) -> None:
         """These entries' widgets went (their page was dropped)."""
-        self.lights.forget(seqs)
         for seq in seqs:
             entry = self.entries.pop(seq, None)
             if isinstance(entry, int):
