@@ -107,9 +107,9 @@ def _pending(app: Any, running: tuple[str, ...] = ()) -> list[str]:
     """What the app still has to do: running workers (but those of the groups in
     ``running``) and one-shot timers not yet fired (a prose flush, a card's
     redraw, a deferred focus) anywhere on the screen; not the timer of work the
-    app does only once the person has been idle for seconds (exchanges drawn
-    light: a test that needs them waits for them by name)."""
-    from app.tui.lights import TIMER as IDLE  # (here: not imported by every test that waits)
+    app does only once the person has been idle for a second or more (pages
+    mounted ahead, exchanges drawn light: a test that needs them waits for them)."""
+    from app.tui.stillness import IDLE_TIMER as IDLE  # (here: not imported by every test that waits)
 
     busy = [f"worker {w.name or w.group}" for w in app.workers if not w.is_finished and w.group not in running]
     for node in (app, *app.screen.walk_children(with_self=True)):

@@ -278,7 +278,8 @@ class ChatScreen(Screen[None]):
     @on(TextArea.Changed)
     def _typed(self, event: TextArea.Changed) -> None:
         self.composer.typed(event)
-        self.transcript.lights.moved()  # typing: not the still moment a light exchange is drawn in
+        self.transcript.still.moved()  # typing: no page comes ahead of the view meanwhile
+        self.transcript.lights.moved()  # nor is an exchange drawn light
 
     def on_key(self, event: events.Key) -> None:
         """Typing never goes nowhere: a printable key while the focus is elsewhere

@@ -35,6 +35,7 @@ from widgets.light_exchange import LightExchange
 
 from .capture import lines_of
 from .paging import Pane, Run
+from .stillness import IDLE_TIMER
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     from ..stream import ToolCallBlock
     from .window import Window
 
-__all__ = ["Lights", "LIGHT_AFTER", "LIGHT_EACH", "LIGHT_NEXT", "TIMER"]
+__all__ = ["Lights", "LIGHT_AFTER", "LIGHT_EACH", "LIGHT_NEXT"]
 
 #: Seconds the person must have left the view and the input box alone before exchanges are drawn
 #: light: reading, not paging or typing. Drawing one costs a first render of its widgets (its code
@@ -58,9 +59,6 @@ LIGHT_AFTER = 3.0
 #: key never waits behind more than one.
 LIGHT_EACH = 1
 LIGHT_NEXT = 0.05
-#: The name of the timer (work done only once the person is idle: tests waiting for a quiet screen
-#: do not wait for it, ``tests/waiting.py``).
-TIMER = "lights"
 
 
 class Transcript(Pane, Protocol):
@@ -81,8 +79,6 @@ class Transcript(Pane, Protocol):
     def busy(self) -> bool: ...
 
     def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False) -> Any: ...
-
-    def set_timer(self, delay: float, callback: Any, *, name: str | None = None) -> Timer: ...
 
     def mount(self, *widgets: Widget, before: Widget | None = None) -> AwaitMount: ...
 
@@ -109,7 +105,7 @@ class Lights:
         transcript = self.transcript
         if self._due is None and transcript.is_attached and self.window.active \
                 and transcript.virtual_size.height > 3 * transcript.size.height:  # else nothing is ever far
-            self._due = transcript.set_timer(LIGHT_AFTER, self._still, name=TIMER)
+            self._due = transcript.set_timer(LIGHT_AFTER, self._still, name=IDLE_TIMER)
 
     def _still(self) -> None:
         self._due = None
@@ -118,12 +114,12 @@ class Lights:
             return  # the turn's end moves the view or grows the transcript: ``moved`` comes again
         still = time.monotonic() - self._moved
         if still < LIGHT_AFTER or window.paging:
-            self._due = transcript.set_timer(max(LIGHT_AFTER - still, 0.05), self._still, name=TIMER)
+            self._due = transcript.set_timer(max(LIGHT_AFTER - still, 0.05), self._still, name=IDLE_TIMER)
             return
         height = max(transcript.size.height, 1)
         y = round(transcript.scroll_y)
         if self._light_far(y - height, y + 2 * height):  # more to draw: a few at a time, while still
-            self._due = transcript.set_timer(LIGHT_NEXT, self._still, name=TIMER)
+            self._due = transcript.set_timer(LIGHT_NEXT, self._still, name=IDLE_TIMER)
 
     # -- drawing light -------------------------------------------------------------------
 

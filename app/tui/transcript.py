@@ -28,6 +28,7 @@ from widgets.user_message import UserMessage
 
 from .lights import Lights
 from .pictures import attachment_widgets
+from .stillness import Stillness
 from .sweeper import Sweeper
 from .tally import Tally
 from .window import Window
@@ -68,8 +69,10 @@ class Transcript(VerticalScroll):
         #: Every entry of the path shown, in order (mounted or not), and its kind (user or turn).
         self.order: list[int] = []
         self.kinds: dict[int, str] = {}
+        #: When the person last paged, scrolled or typed.
+        self.still = Stillness()
         #: Which pages of a stored conversation are mounted.
-        self.window = Window(self)
+        self.window = Window(self, self.still)
         self._holding = False
         #: Collects what removed widgets held, while the person reads.
         self.sweeper = Sweeper(self, self.busy)
@@ -148,23 +151,24 @@ class Transcript(VerticalScroll):
         self.lights.expand(message.light, message.focus, message.toggle)
 
     def page(self, direction: int) -> None:
-        self.window.release()
+        """A screen up or down, scrolled at once: Textual's ``scroll_page_up`` waits for the next refresh,
+        so a key just after a frame (a blink) was drawn a frame later (36 ms to its screen, not 12)."""
+        self._person_moved()
         if direction < 0:
             self.release_anchor()  # reading back: new output must not pull the view down
-            self.scroll_page_up(animate=False)
-        else:
-            self.scroll_page_down(animate=False)
+        self.scroll_to(y=self.scroll_y + direction * self.scrollable_content_region.height, animate=False,
+                       immediate=True)
 
     def to_top(self) -> None:
         """Home: the first page of the conversation, at its top."""
+        self._person_moved()
         self.release_anchor()
-        self.window.release()
         self.window.to_top()
         self.scroll_home(animate=False, immediate=True)
 
     def to_latest(self) -> None:
         """End: the last page, at its bottom, following new output again."""
-        self.window.release()
+        self._person_moved()
         self.window.to_end()
         self.scroll_end(animate=False, immediate=True)
         self.anchor()
@@ -180,8 +184,7 @@ class Transcript(VerticalScroll):
 
     def held_at_end(self) -> bool:
         """The view follows the end (anchored, the anchor not released by the user's scrolling): Textual
-        keeps it at the bottom as content grows anywhere, so nothing else need hold it. (Textual
-        exposes whether the anchor is set, not whether it is released.)"""
+        keeps it at the bottom as content grows anywhere. (Textual exposes only whether it is set.)"""
         return self.is_anchored and not self._anchor_released
 
     def _scrolled(self, _: float) -> None:
@@ -190,18 +193,19 @@ class Transcript(VerticalScroll):
         if self.scroll_y >= self.max_scroll_y:
             self.marker.set_class(False, "-shown")
         if not self._holding:
-            self.window.release()
+            self.window.hold.release()
         self.window.scrolled(by_user=not self._holding)
 
     def _resized(self, _: object) -> None:
         self.window.laid_out()
         self.lights.moved()
 
-    def on_mouse_scroll_up(self) -> None:
-        self.window.release()
+    def _person_moved(self) -> None:
+        """The person paged or scrolled: the view is let go; what it may need next waits (``Window.wanted``)."""
+        self.still.moved()
+        self.window.hold.release()
 
-    def on_mouse_scroll_down(self) -> None:
-        self.window.release()
+    on_mouse_scroll_up = on_mouse_scroll_down = on_key = _person_moved  # (a key: the arrows, focused)
 
     def following(self) -> bool:
         """The view follows new output (at the end, not read further up)."""
@@ -228,7 +232,7 @@ class Transcript(VerticalScroll):
         """Show ``widget`` (an entry's first) at the top of the view (held there while pages load)."""
         self.release_anchor()
         if self.window.active:
-            self.window.pin_top(widget)
+            self.window.hold.pin_top(widget)
         else:
             widget.scroll_visible(animate=False, top=True)
 

@@ -9,9 +9,9 @@ it once its screen is painted (``hold_back``). The pages mounted need not be
 contiguous: the first and the last page are mounted too and stay (``pinned``;
 for a live sitting shown again, once the view leaves the end), so Home and
 End only scroll, whatever lies between; a one-line ``PageGap`` stands between two
-pages that are not neighbours. Near the top of what is mounted, or near a
-gap, the page that fills it towards the view comes (the view held on what
-was on screen), a page a frame; more than ``MOST_PAGES`` mounted beside the
+pages that are not neighbours. Within ``NEAR_SCREENS`` of the top of what is mounted or of a gap
+(``AHEAD_SCREENS`` once the person pauses, ``wanted``), the page that fills it towards the view
+comes (the view held on what was on screen), a page a frame; more than ``MOST_PAGES`` mounted beside the
 pinned ones, the one farthest from the view goes once it is a few screens
 away (the store brings it back). A jump (a search hit, a selected entry, a
 branch switch) mounts the page of its entry where it belongs, and the pages
@@ -32,19 +32,25 @@ from textual.widget import Widget
 
 from widgets.page_gap import PageGap
 
-from .capture import placed
 from .holding import Hold
-from .paging import FIRST_PAGES, MOST_PAGES, Pane, Run, exchanges, paginate
+from .paging import AHEAD_AFTER, AHEAD_SCREENS, FIRST_PAGES, MOST_PAGES, NEAR_SCREENS, Pane, Run, exchanges, paginate
+from .placement import Places
+from .stillness import IDLE_TIMER, Stillness
 
 if TYPE_CHECKING:
+    from textual.timer import Timer
+
     from ..store.pages import OutlineEntry
     from ..store.transcripts import Store
 
 __all__ = ["Window"]
 
 class Window:
-    def __init__(self, transcript: Pane) -> None:
+    def __init__(self, transcript: Pane, still: Stillness) -> None:
         self.transcript = transcript
+        #: When the person last paged, scrolled or typed (what may be needed next waits for a pause).
+        self.still = still
+        self._ahead: Timer | None = None
         self.store: Store | None = None
         self.conversation = ""
         self.outline: list[OutlineEntry] = []
@@ -61,8 +67,10 @@ class Window:
         self._gaps: dict[int, Widget] = {}
         #: The session's own copy of the path's last entry (see ``open``).
         self._live: Any = None
+        #: Where widgets were at the last layout.
+        self.places = Places()
         #: The widget whose place on screen must not move while pages come and go.
-        self.hold = Hold(transcript, self._region)
+        self.hold = Hold(transcript, self.places.of)
         self._paging = False
         #: The first and last page come without waiting for the view to leave the end (``open``).
         self._ends = True
@@ -71,8 +79,6 @@ class Window:
         self._jumping = False
         #: Held back until a reopen's first screen is painted (``hold_back``).
         self._held = False
-        #: Where widgets were at the last layout (``_region``).
-        self._regions: dict[Widget, Region] = {}
 
     # -- what is mounted ------------------------------------------------------------------
 
@@ -133,7 +139,7 @@ class Window:
         self.runs.clear()
         self._gaps.clear()
         self._last_y, self._jumping = None, False
-        self._moved_widgets()
+        self.places.forget()
         target = self.page_of(around) if around is not None else None
         last = len(self.pages) - 1 if target is None else target
         numbers = list(range(max(0, last + 1 - FIRST_PAGES), last + 1))
@@ -155,7 +161,7 @@ class Window:
         self._gaps.clear()
         self.hold.release()
         self._last_y, self._jumping = None, False
-        self._moved_widgets()
+        self.places.forget()
 
     def _build(self, number: int) -> list[Widget]:
         assert self.store is not None
@@ -277,25 +283,9 @@ class Window:
         else:
             self._trim()
 
-    def _region(self, widget: Widget) -> Region:
-        """``widget.virtual_region`` as of the last layout, kept until the next (``laid_out``).
-        Textual answers it from its map of every widget, which a scroll throws away
-        (``Compositor.reflow_visible``) and the next question rebuilds — tens of milliseconds with a
-        window mounted, on every key that scrolls; scrolling moves no widget in the transcript. And
-        the last layout's answer is the one the scroll position agrees with: after pages came or went
-        and before the layout (and the hold that keeps the view still), Textual's map would already
-        place what is below them elsewhere, and a gap could seem above a view it is below."""
-        region = self._regions.get(widget)
-        if region is None:
-            region = widget.virtual_region
-            if not region.height and widget.is_attached:  # mounted in a layout that kept the size (``placed``)
-                region = placed(widget)
-            self._regions[widget] = region
-        return region
-
     def where(self, widget: Widget) -> Region:
-        """Where ``widget`` is in the transcript, as of the last layout (``_region``)."""
-        return self._region(widget)
+        """Where ``widget`` is in the transcript, as of the last layout (``placement.py``)."""
+        return self.places.of(widget)
 
     @property
     def paging(self) -> bool:
@@ -309,15 +299,6 @@ class Window:
         if self.hold.pin is None:
             self.hold.view(self.mounted)
 
-    def pin_top(self, widget: Widget) -> None:
-        self.hold.pin_top(widget)
-
-    def release(self) -> None:
-        self.hold.release()
-
-    def hold_still(self) -> None:
-        self.hold.still()
-
     def replace(self, old: list[Widget], new: list[Widget]) -> None:
         """The run ``old`` of a mounted page's widgets is shown by ``new`` now (``lights.py``)."""
         for widgets in self.mounted.values():
@@ -326,11 +307,7 @@ class Window:
                 widgets[at:at + len(old)] = new
                 break
         self.hold.swapped(old, new[0])
-        self._moved_widgets()
-
-    def _moved_widgets(self) -> None:
-        """Widgets came, went or were laid out again: where they are is asked anew."""
-        self._regions.clear()
+        self.places.forget()
 
     def _stop_at_gap(self, last: float) -> bool:
         """The view moved from ``last`` onto or across a gap: held just short of it instead (the gap
@@ -340,7 +317,7 @@ class Window:
         transcript = self.transcript
         y, height = transcript.scroll_y, max(transcript.size.height, 1)
         for gap in self._gaps.values():
-            region = self._region(gap)
+            region = self.places.of(gap)
             if not region.height:
                 continue
             if y > last and last <= region.y < y + height:  # going down, it came into the view or past it
@@ -356,38 +333,67 @@ class Window:
     def _unplaced(self) -> bool:
         """A page or gap mounted has not been laid out yet (where it is is not known)."""
         for widgets in self.mounted.values():
-            if not (self._region(widgets[0]).height or self._region(widgets[-1]).height):
+            if not (self.places.of(widgets[0]).height or self.places.of(widgets[-1]).height):
                 return True
-        return any(not self._region(gap).height for gap in self._gaps.values())
+        return any(not self.places.of(gap).height for gap in self._gaps.values())
 
     def wanted(self) -> int | None:
-        """The page to mount next: the one before what is mounted when its top is near the view, the
-        one after it when its bottom is (the last page not mounted), the one that fills a gap near the
-        view from the side the view is on; then the first and the last page (pinned: Home and End are
-        scrolls from then on), once the window opened or the view left the end (``open``'s ``ends``)."""
+        """The page to mount next: what fills ``NEAR_SCREENS`` around the view (``_reach``); then
+        the first and the last page (pinned: Home and End are scrolls from then on), once the window
+        opened or the view left the end (``open``'s ``ends``); then, once the person has been still
+        ``AHEAD_AFTER`` seconds, what fills ``AHEAD_SCREENS`` around the view, while fewer than
+        ``MOST_PAGES`` are mounted beside the pinned ones (more would only be dropped again,
+        ``_trim``). A live sitting at its end goes on there: nothing is mounted ahead of it."""
+        height = max(self.transcript.size.height, 1)
+        number = self._reach(NEAR_SCREENS * height)
+        if number is not None or not (self._ends or not self.transcript.held_at_end()):
+            return number
+        last = len(self.pages) - 1
+        for number in (0, last):
+            if number not in self.mounted:
+                return number
+        pinned = self.pinned()
+        if sum(number not in pinned for number in self.mounted) >= MOST_PAGES:
+            return None
+        number = self._reach(AHEAD_SCREENS * height)
+        if number is None:
+            return None
+        still = self.still.still_for()
+        if still < AHEAD_AFTER:
+            if self._ahead is None:
+                self._ahead = self.transcript.set_timer(AHEAD_AFTER - still, self._still, name=IDLE_TIMER)
+            return None
+        return number
+
+    def _still(self) -> None:
+        """The pause ``wanted`` waited for (or the person moved again: it waits again)."""
+        self._ahead = None
+        if not self._paging and not self._held:
+            self.scrolled()
+
+    def _reach(self, margin: float) -> int | None:
+        """The page that brings what is mounted to ``margin`` rows above and below the view: the one
+        before what is mounted when its top is nearer than that, the one after it when its bottom is
+        (the last page not mounted), the one that fills a gap that near from the side the view is on."""
         transcript = self.transcript
         numbers = sorted(self.mounted)
         if not numbers:
             return None
         height = max(transcript.size.height, 1)
-        y, margin = transcript.scroll_y, 2 * height
+        y = transcript.scroll_y
         last = len(self.pages) - 1
         if numbers[0] > 0 and y < margin:
             return numbers[0] - 1
         if numbers[-1] < last and y > transcript.max_scroll_y - margin:
             return numbers[-1] + 1
         for above, gap in sorted(self._gaps.items()):
-            gap_y = self._region(gap).y
+            gap_y = self.places.of(gap).y
             if y - margin < gap_y < y + height + margin:
                 below = numbers[bisect.bisect_right(numbers, above)]
                 # from the side the view is on: the gap at or below the view's top (the view came from
                 # above) is filled at its place, the view held, so the view never passes it; above the
                 # view (it came from below), the page grows upwards from the one below it
                 return above + 1 if gap_y >= y else below - 1
-        if self._ends or not transcript.held_at_end():
-            for number in (0, last):
-                if number not in self.mounted:
-                    return number
         return None
 
     def load(self, number: int) -> None:
@@ -419,22 +425,22 @@ class Window:
     def laid_out(self) -> None:
         """The transcript was laid out again (its virtual size changed): the view held still;
         after a page came, another while the window does not reach far enough."""
-        self._moved_widgets()
-        self.hold_still()
+        self.places.forget()
+        self.hold.still()
         self.transcript.call_after_refresh(self._after_layout)
 
     def _after_layout(self) -> None:
         """Where the pages and gaps are, learnt once the frame is drawn (Textual's map of every widget
         is usually still whole then; the next scroll throws it away, and a key would wait for its
-        rebuild, ``_region``); then what the view needs next, after a page came or the person scrolled
+        rebuild, ``placement.py``); then what the view needs next, after a page came or the person scrolled
         (the key's own frame waited for no page)."""
         if not self.active:
             return
         for widgets in self.mounted.values():
-            self._region(widgets[0])
-            self._region(widgets[-1])
+            self.places.of(widgets[0])
+            self.places.of(widgets[-1])
         for gap in self._gaps.values():
-            self._region(gap)
+            self.places.of(gap)
         if self._paging:
             self._paging = False
             self.scrolled()
@@ -450,7 +456,7 @@ class Window:
 
         def distance(number: int) -> float:
             widgets = self.mounted[number]
-            start, end = self._region(widgets[0]).y, self._region(widgets[-1]).bottom
+            start, end = self.places.of(widgets[0]).y, self.places.of(widgets[-1]).bottom
             return start - bottom if start >= bottom else top - end if end <= top else -1
 
         while True:
