@@ -284,6 +284,7 @@ class ChatScreen(Screen[None]):
     def on_key(self, event: events.Key) -> None:
         """Typing never goes nowhere: a printable key while the focus is elsewhere
         (after Tab, or a click on the transcript) goes to the input box."""
+        self.transcript.still.moved()  # any key: the person is not still (the arrows scroll a focused transcript)
         self.composer.take_stray_key(event, self.focused)
 
     # -- keys ------------------------------------------------------------------------

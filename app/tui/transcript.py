@@ -205,7 +205,7 @@ class Transcript(VerticalScroll):
         self.still.moved()
         self.window.hold.release()
 
-    on_mouse_scroll_up = on_mouse_scroll_down = on_key = _person_moved  # (a key: the arrows, focused)
+    on_mouse_scroll_up = on_mouse_scroll_down = _person_moved
 
     def following(self) -> bool:
         """The view follows new output (at the end, not read further up)."""
