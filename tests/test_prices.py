@@ -285,3 +285,33 @@ async def test_the_tui_shows_each_exchange_s_price_and_the_conversation_s_and_a_
         assert [str(w.render()) for w in reopened.screen.query(UsageLine)] == lines
         assert reopened.screen.query_one(StatusLine).usage.endswith(f" · {money_words(first + second)}")
         assert screen_svg(reopened) == live
+
+
+def test_the_conversations_money_prices_each_turn_once_and_again_for_other_prices(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The status line's money (``Tally.words``) after every turn of a long sitting: each turn is
+    priced once (a thousand turns priced again took ~90 ms each time), the sum equals pricing them
+    all, and another book (``/model``: other own prices) prices them all again."""
+    from app.tui.tally import Tally
+
+    cheap = PriceBook({"m": OwnPrices(input=Decimal(1), output=Decimal(2))})
+    dear = PriceBook({"m": OwnPrices(input=Decimal(10), output=Decimal(20))})
+    books = {"now": cheap}
+    tally = Tally(lambda: books["now"])
+    priced: list[int] = []
+    spend = PriceBook.spend
+
+    def counted(self: PriceBook, turns: Any) -> Spend:
+        turns = list(turns)
+        priced.append(len(turns))
+        return spend(self, turns)
+
+    monkeypatch.setattr(PriceBook, "spend", counted)
+    for n in range(1, 31):
+        tally.turn_settled(Usage(input=1_000_000 * n, output=1_000_000), "m")
+        tally.exchange_done(Usage(input=1_000_000 * n, output=1_000_000), "m")
+        assert tally.words().endswith(money_words(spend(cheap, tally.paid).amount))
+    assert priced == [1] * 30  # each turn once
+    books["now"] = dear
+    assert tally.words().endswith(money_words(spend(dear, tally.paid).amount))
+    assert priced[-1] == 30  # all again, at the other prices

@@ -140,6 +140,11 @@ class PriceBook:
         """Whether a lookup answers at once (the table is loaded): a screen asks before it prices."""
         return loaded()
 
+    def key(self) -> tuple[Any, ...]:
+        """What its prices depend on (the runtime builds a book per question): two books with one key
+        price a turn the same, so a sum priced with one holds for the other."""
+        return tuple(sorted(self.own.items())), self.base_url
+
     def spend(self, turns: Iterable[Any]) -> Spend:
         """The money of turns (anything with ``usage`` and ``model``): a turn without usage adds nothing."""
         out = Spend()

@@ -32,6 +32,8 @@ class Tally:
         #: The turns paid for (anything with ``usage`` and ``model``): the whole tree's, and the exchange's.
         self.paid: list[Any] = []
         self.exchange_paid: list[Any] = []
+        #: ``paid``'s money so far (``_conversation_money``): the book's key, the list, how many are in it.
+        self._summed: tuple[Any, list[Any], int, Spend] = (None, [], 0, Spend())
 
     def new_exchange(self) -> None:
         self.exchange_spent = self.exchange_model = None
@@ -81,10 +83,24 @@ class Tally:
         self.exchange_paid = [t for t in turns if t.usage is not None]
         return True
 
+    def _conversation_money(self) -> Spend:
+        """``_money(self.paid)``, each turn priced once: the status line asks after every turn, and
+        pricing a thousand turns of a model the table knows takes ~90 ms (a genai-prices lookup each),
+        so a long live sitting or a long reopened conversation paid that again and again."""
+        book = self.book()
+        key, paid, upto, spend = self._summed
+        if key != book.key() or paid is not self.paid:
+            key, paid, upto, spend = book.key(), self.paid, 0, Spend()
+        fresh = paid[upto:]
+        if not book.ready() and any(getattr(t, "model", None) not in book.own for t in fresh):
+            return Spend()  # (as ``_money``: shown once the table is loaded)
+        self._summed = (key, paid, len(paid), spend + book.spend(fresh))
+        return self._summed[3]
+
     def words(self) -> str:
         """The status line's part: ``conversation tokens … · $0.0123``, or "" when no provider said."""
         spent = usage_words(total([self.spent_stored, self.spent_live]), brief=True)
-        money = self._money(self.paid).words()
+        money = self._conversation_money().words()
         return f"conversation {spent}" + (f" · {money}" if money else "") if spent else ""
 
 
