@@ -109,7 +109,7 @@ def claude_code_session(n: int, path: Path) -> None:
 
         for i in range(1, n + 1):
             line("user", f"u{i}", {"role": "user", "content": user_text(i)})
-            calls = [{"type": "tool_use", "id": f"t{i}{x}", "name": "search",
+            calls: list[dict[str, Any]] = [{"type": "tool_use", "id": f"t{i}{x}", "name": "search",
                       "input": {"query": f"parcel A-{1000 + i} {what}"}}
                      for x, what in (("a", "scans"), ("b", "trace"))]
             line("assistant", f"a{i}", {"id": f"m{i}a", "model": "bench-model", "role": "assistant",
