@@ -1,7 +1,7 @@
 """When the person last moved the view or typed.
 
-Mounting the pages a little further from the view (``window.py``,
-``ahead.py``) is worth doing only while the person is not paging or typing:
+Mounting the pages a little further from the view (``Window.wanted``'s
+``AHEAD_SCREENS``) is worth doing only while the person is not paging or typing:
 a key that arrives while a page is laid out waits for it (a page's first
 layout, measured at 1,000 exchanges, blocks 80–200 ms in pieces). The
 transcript's own moves (holding the view still while a page comes) are not

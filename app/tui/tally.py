@@ -61,8 +61,7 @@ class Tally:
 
     def _money(self, turns: list[Any]) -> Spend:
         book = self.book()
-        return book.spend(turns) if book.ready() or not any(
-            getattr(t, "model", None) not in book.own for t in turns) else Spend()
+        return book.spend(turns) if _priceable(book, turns) else Spend()
 
     @property
     def exchange_money(self) -> Spend:
@@ -89,11 +88,11 @@ class Tally:
         so a long live sitting or a long reopened conversation paid that again and again."""
         book = self.book()
         key, paid, upto, spend = self._summed
-        if key != book.key() or paid is not self.paid:
-            key, paid, upto, spend = book.key(), self.paid, 0, Spend()
+        if key != (now := book.key()) or paid is not self.paid:
+            key, paid, upto, spend = now, self.paid, 0, Spend()
         fresh = paid[upto:]
-        if not book.ready() and any(getattr(t, "model", None) not in book.own for t in fresh):
-            return Spend()  # (as ``_money``: shown once the table is loaded)
+        if not _priceable(book, fresh):
+            return Spend()
         self._summed = (key, paid, len(paid), spend + book.spend(fresh))
         return self._summed[3]
 
@@ -102,6 +101,12 @@ class Tally:
         spent = usage_words(total([self.spent_stored, self.spent_live]), brief=True)
         money = self._conversation_money().words()
         return f"conversation {spent}" + (f" · {money}" if money else "") if spent else ""
+
+
+def _priceable(book: PriceBook, turns: list[Any]) -> bool:
+    """The turns can be priced now: the table is loaded, or they are all of models with the profile's
+    own prices (until the table loads, the lines show tokens alone)."""
+    return book.ready() or all(getattr(t, "model", None) in book.own for t in turns)
 
 
 class _Paid:
