@@ -51,6 +51,7 @@ import json
 import math
 import os
 import pty
+import random
 import re
 import select
 import signal
@@ -259,10 +260,20 @@ def screenful(drawn: bytes) -> bool:
     return len(drawn.strip()) >= 400
 
 
+#: The input box's cursor blinks twice a second, and the frame after one comes 17–33 ms later
+#: (Textual's update timer, after a pause, sets its next tick one to two frames ahead), so a key
+#: pressed just after a blink waits for that frame. Keys pressed at a fixed time after the last
+#: screen fell into step with the blink, and the same unlucky moment was measured again and again
+#: (a third of the keys of some runs); a person's keys come at any moment of the blink, so each key
+#: waits a random part of a blink more (seeded: the same moments every run).
+BLINK = 0.5
+
+
 def measure_keys(term: Terminal, n: int, first: str, rounds: int, timeout: float) -> dict[str, list[float]]:
     """Rounds of PageUp ×3, End, Home, End: each key's seconds to its screen (the timeout when none came)."""
     times: dict[str, list[float]] = {"pageup": [], "end": [], "home": []}
     last = last_sentence(n)
+    moment = random.Random(n)
     for _ in range(rounds):
         for key, seen in (("pageup", screenful), ("pageup", screenful), ("pageup", screenful),
                           ("end", marker(last)), ("home", marker(first)), ("end", marker(last))):
@@ -270,6 +281,7 @@ def measure_keys(term: Terminal, n: int, first: str, rounds: int, timeout: float
             stamp = term.wait_for(at, seen, timeout)
             times[key].append(timeout if stamp is None else stamp - t0)
             term.quiet(0.15, timeout)  # the key's whole redraw, before the next key
+            time.sleep(moment.uniform(0, BLINK))
     return times
 
 

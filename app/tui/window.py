@@ -35,6 +35,7 @@ from widgets.page_gap import PageGap
 from .holding import Hold
 from .paging import AHEAD_AFTER, AHEAD_SCREENS, FIRST_PAGES, MOST_PAGES, NEAR_SCREENS, Pane, Run, exchanges, paginate
 from .placement import Places
+from .predraw import Predraw
 from .stillness import IDLE_TIMER, Stillness
 
 if TYPE_CHECKING:
@@ -71,6 +72,8 @@ class Window:
         self.places = Places()
         #: The widget whose place on screen must not move while pages come and go.
         self.hold = Hold(transcript, self.places.of)
+        #: The lines of what is near the view, drawn once the window has it mounted.
+        self.predraw = Predraw(transcript, still, lambda: self.mounted.values(), self.places.of)
         self._paging = False
         #: The first and last page come without waiting for the view to leave the end (``open``).
         self._ends = True
@@ -282,6 +285,7 @@ class Window:
             self.load(number)
         else:
             self._trim()
+            self.predraw.begin()
 
     def where(self, widget: Widget) -> Region:
         """Where ``widget`` is in the transcript, as of the last layout (``placement.py``)."""
