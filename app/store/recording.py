@@ -13,7 +13,8 @@ appended to plainly.
 - ``"o"``: a raw chunk exactly as received, as text; ``"b"``: the same, base64,
   where the chunk is not valid UTF-8 on its own;
 - ``"m"``: a marker, ``{"kind": ...}``: ``user`` (a message), ``retry``,
-  ``turn`` (its index and the request body), ``attempt``, ``end`` (how the
+  ``turn`` (its index and the request body: what it adds to the turn's
+  before it, ``recorded_requests.py``), ``attempt``, ``end`` (how the
   attempt's stream ended), ``http`` (a failed request), ``cancel``,
   ``results`` (the calls' final states and results, so a replay shows them
   without running anything).
@@ -45,6 +46,7 @@ from ..rules.ids import InvalidId, check_id
 from ..stream import jsonwrite
 from ..stream.limits import loads
 from ..stream.redact import redact, redact_bytes, redact_pieces, straddles
+from .recorded_requests import SAME_START, restore, shorten
 
 __all__ = ["RecordingWriter", "Recording", "RecordingError", "read_recording", "recording_path", "FORMAT"]
 
@@ -75,6 +77,8 @@ class RecordingWriter:
         self._batch: list[str] = []
         self._batch_chars = 0
         self._batch_since: float | None = None
+        #: The last turn's request, whole: the next one is recorded as what it adds (``recorded_requests``).
+        self._request: dict[str, Any] | None = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             fresh = not path.exists() or path.stat().st_size == 0
@@ -162,6 +166,12 @@ class RecordingWriter:
         time: a window of a batch held half a megabyte and its join (a fixed
         cost, the peak of a 1 MB call's next request)."""
         self._flush()
+        request = info.get("request")
+        if kind == "turn" and isinstance(request, dict):
+            short, same = shorten(request, self._request)
+            self._request = request
+            if same:
+                info = {**info, "request": short, SAME_START: same}
         line = jsonwrite.pieces([self._interval(self.clock()), "m", {"kind": kind, **info}])
         for piece in redact_pieces(line, _PIECE):
             self._batch.append(piece)
@@ -247,6 +257,10 @@ def _marker(value: dict[str, Any]) -> str | None:
                 return f"its {name} is not a turn number"
     if value.get("kind") == "switch" and value.get("dialect") not in _KNOWN_DIALECTS[:4]:
         return f"it switches to an unknown dialect {str(value.get('dialect'))[:40]!r}"
+    same = value.get(SAME_START)
+    if same is not None and (not isinstance(same, dict) or not all(
+            isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= _MAX_TURN for n in same.values())):
+        return "its same_start is not a count of items for each list"
     if value.get("kind") == "results":
         calls = value.get("calls", [])
         if not isinstance(calls, list) or not all(isinstance(c, dict) for c in calls):
@@ -276,6 +290,7 @@ def read_recording(path: Path, even_interval: float = 0.01, even_chunk: int = 25
         return _raw(path, data, even_interval, even_chunk)
     recording = Recording(_header(path, header))
     now = 0.0
+    request: dict[str, Any] | None = None  # the last turn's, whole (the next may hold what it adds)
     lines = data.split(b"\n")
     last = len(lines)
     for number, line in enumerate(lines[1:], start=2):
@@ -310,6 +325,12 @@ def read_recording(path: Path, even_interval: float = 0.01, even_chunk: int = 25
         elif kind == "b":
             recording.events.append((now, "o", chunk))
         elif kind == "m" and isinstance(value, dict):
+            if value.get("kind") == "turn":
+                if SAME_START in value:
+                    value = {name: item for name, item in value.items() if name != SAME_START}
+                    value["request"] = restore(value.get("request"), event[2][SAME_START], request)
+                if isinstance(value.get("request"), dict):
+                    request = value["request"]
             recording.events.append((now, "m", value))
     return recording
 
