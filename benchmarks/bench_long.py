@@ -17,7 +17,9 @@ PageUp, the last message for End, the first for Home; a key with no answer
 within ``--key-timeout`` counts as the timeout and is marked ``>``). Twenty
 rounds by default (60 PageUps, 40 Ends, 20 Homes per size: a p95 of 20
 samples or fewer is their worst, so one stray pause of a noisy machine would
-be the figure); the worst of each key is printed below the table.
+be the figure); the worst of each key is printed below the table. Each key
+is pressed once the last one's screen is drawn, at a random moment of the
+cursor's blink (``BLINK``).
 
 No terminal emulator is pinned, so the screen is read from the raw bytes:
 escape sequences stripped, the text searched. Each message carries a marker
