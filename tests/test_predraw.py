@@ -16,22 +16,15 @@ import pytest
 from textual.widget import Widget
 
 from app.tui import predraw as predraw_module
-from tests.long_transcript import question, write_long
+from tests import test_window_ahead
+from tests.long_transcript import question
 from tests.test_long_conversation import app_on, on_screen
 from tests.test_tui import SIZE
+from tests.test_window_ahead import EXCHANGES, transcript_of
 from tests.waiting import quiet, wait_for
 
-EXCHANGES = 120
-
-
-@pytest.fixture(scope="module")
-def written(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    path = tmp_path_factory.mktemp("predraw") / "callstream.db"
-    return path, write_long(path, EXCHANGES)
-
-
-def transcript_of(app: Any) -> Any:
-    return app.screen.query_one("#transcript")
+#: The conversation ``test_window_ahead.py`` writes (its fixture, the same 120 exchanges).
+written = test_window_ahead.written
 
 
 def drawn_out(app: Any) -> bool:
