@@ -44,21 +44,22 @@ def _reply(n: int) -> str:
             f"```python\norders = search('customer {n}')\nprint(len(orders))\n```\n\nAnything else for {n}?")
 
 
-def _turns(seq: int, turn: int, n: int) -> list[StoredTurn]:
+def _turns(seq: int, turn: int, n: int, model: str) -> list[StoredTurn]:
     usage = Usage(input=100 + n, output=40)
     return [StoredTurn(seq, turn, [TextBlock(f"Looking up customer {n}."), _call(n, 0), _call(n, 1)],
-                       outcome="complete", stop_reason="tool_calls", usage=usage, model="demo-1"),
+                       outcome="complete", stop_reason="tool_calls", usage=usage, model=model),
             StoredTurn(seq + 1, turn + 1, [TextBlock(_reply(n))], outcome="complete", stop_reason="stop",
-                       usage=usage, model="demo-1")]
+                       usage=usage, model=model)]
 
 
 def write_long(path: Path, exchanges: int, conversation: str = "long0000conversation",
-               branch_at: int | None = None, middle: int | None = None) -> str:
-    """``exchanges`` exchanges into the store at ``path`` (created if new); its id."""
+               branch_at: int | None = None, middle: int | None = None, model: str = "demo-1") -> str:
+    """``exchanges`` exchanges into the store at ``path`` (created if new), its turns answered by ``model``;
+    its id."""
     store = Store(path)
     try:
         with store.transaction():
-            store.create(conversation, "demo", "demo-1", "openai-chat", f"A long conversation ({exchanges})")
+            store.create(conversation, "demo", model, "openai-chat", f"A long conversation ({exchanges})")
             seq = turn = 0
             parent: int | None = None
             main_leaf = 0
@@ -66,7 +67,7 @@ def write_long(path: Path, exchanges: int, conversation: str = "long0000conversa
                 store.insert_entry(conversation, seq, StoredUser(seq, question(n, middle), exchange="done"),
                                    parent, "")
                 user = seq
-                for item in _turns(seq + 1, turn, n):
+                for item in _turns(seq + 1, turn, n, model):
                     store.insert_entry(conversation, item.seq, item, item.seq - 1, "")
                 seq, turn, parent = seq + 3, turn + 2, seq + 2
                 main_leaf = parent
@@ -75,7 +76,7 @@ def write_long(path: Path, exchanges: int, conversation: str = "long0000conversa
                     seq, turn = 3 * exchanges, 2 * exchanges
                     edited = StoredUser(seq, f"Edited question {n}: only the open orders?", exchange="done")
                     store.insert_entry(conversation, seq, edited, _parent_of(user), "b1")
-                    for item in _turns(seq + 1, turn, n):
+                    for item in _turns(seq + 1, turn, n, model):
                         store.insert_entry(conversation, item.seq, item, item.seq - 1, "b1")
                     seq, turn = kept
             store.set_head(conversation, main_leaf)

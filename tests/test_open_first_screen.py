@@ -24,7 +24,9 @@ import subprocess
 import sys
 import termios
 from pathlib import Path
+from typing import Any
 
+from app.settings.profiles import DEMO_MODEL
 from app.stream.blocks import ToolCallBlock
 from tests.long_transcript import write_long
 from widgets.tool_card import ToolCard
@@ -88,7 +90,7 @@ def test_a_terminal_that_answers_gets_textual_images_choice() -> None:
 #: held, when the warm-up began (the first screen's state); then whether the warm-up and the price
 #: table still came.
 REOPEN = """
-import asyncio, gc, json, sys
+import asyncio, gc, json, sys, threading
 import app.tui.app as tui
 from app.tui import collector
 import app.tui.warmup as warmup
@@ -137,14 +139,23 @@ Widget._on_focus = on_focus
 
 APP = []
 
+def table_asked():
+    # a load started is a live thread, or a finished one's import: neither can be missed
+    return "genai_prices" in sys.modules or any(t.name == "genai-prices" for t in threading.enumerate())
+
 async def main():
     app = tui.make_app(conversation=CONVERSATION)
     APP.append(app)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_for(pilot, lambda: app.warmed and prices.loaded())
+        await wait_for(pilot, lambda: app.warmed and (prices.loaded() or not PRICED))
         seen["warmed"] = app.warmed
-        seen["prices"] = prices.loaded()
+        seen["prices"] = table_asked()
         seen["focused"] = focused
+        if not PRICED:  # the demo's own model: a live exchange (its usage said) still needs no table
+            from tests.test_tui import send
+            await send(app, pilot, "Where is my order A-1042?")
+            seen["live usage"] = app.session.turns[-1].usage is not None
+            seen["prices after an exchange"] = table_asked()
     print("SEEN", json.dumps(seen))
 
 collector.hold()  # as the command line does before it imports the app
@@ -153,19 +164,27 @@ asyncio.run(main())
 """
 
 
-def test_a_reopened_conversations_first_screen_is_written_before_the_warm_up_and_the_price_table(
-        home: Path) -> None:
-    """Why: the warm-up's imports and the price table's thread (pydantic, 30,000 lines of data) took the
-    interpreter from the first screen; they come once it is written, and still come."""
+def _reopened(home: Path, model: str) -> dict[str, Any]:
+    """What the REOPEN script saw, on a 10-exchange conversation with the demo told ``model``."""
     data = home / "home"
     data.mkdir()
     exchanges = 10
-    conversation = write_long(data / "callstream.db", exchanges)
-    (home / "config.toml").write_text('[providers.demo]\nprovider = "demo"\nspeed = 0\n')
-    script = f"CONVERSATION = {conversation!r}\nEXCHANGES = {exchanges}\n" + REOPEN
+    conversation = write_long(data / "callstream.db", exchanges, model=model)
+    (home / "config.toml").write_text(f'[providers.demo]\nprovider = "demo"\nmodel = "{model}"\nspeed = 0\n')
+    script = (f"CONVERSATION = {conversation!r}\nEXCHANGES = {exchanges}\nPRICED = {model != DEMO_MODEL}\n"
+              + REOPEN)
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True,
                          stdin=subprocess.DEVNULL, timeout=300)
-    seen = json.loads(next(line for line in out.stdout.splitlines() if line.startswith("SEEN "))[5:])
+    seen: dict[str, Any] = json.loads(next(line for line in out.stdout.splitlines() if line.startswith("SEEN "))[5:])
+    return seen
+
+
+def test_a_reopened_conversations_first_screen_is_written_before_the_warm_up_and_the_price_table(
+        home: Path) -> None:
+    """Why: the warm-up's imports and the price table's thread (pydantic, 30,000 lines of data) took the
+    interpreter from the first screen; they come once it is written, and still come (the meter of a
+    model the table prices asks for the table on the first screen)."""
+    seen = _reopened(home, "gpt-4o")
     assert seen["imported"] == []
     assert seen["warm-up"] == {"written": True, "last shown": True}
     # no garbage collection until then (what start-up makes lives as long as the app); collecting again after
@@ -175,6 +194,16 @@ def test_a_reopened_conversations_first_screen_is_written_before_the_warm_up_and
     # the input box has the keys from the start: the transcript is never focused (and blurred)
     assert seen["focused"] and "Transcript#transcript" not in seen["focused"]
     assert seen["focused"][0] == "PromptInput"
+
+
+def test_the_demo_models_conversation_is_opened_and_continued_without_the_price_table(home: Path) -> None:
+    """Why: the table costs about 11 MB of a process (pydantic's schemas and 30,000 lines of data) and
+    nobody prices the embedded model's own name: opening its conversation (the meter asks for its window)
+    and an exchange (its usage asks for a price) showed nothing more for loading it."""
+    seen = _reopened(home, DEMO_MODEL)
+    assert seen["warmed"] and seen["warm-up"] == {"written": True, "last shown": True}
+    assert seen["live usage"]
+    assert not seen["prices"] and not seen["prices after an exchange"]
 
 
 def test_a_stored_card_has_its_states_border_before_it_is_mounted() -> None:

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..settings.profiles import DEMO_MODEL
 from ..stream.limits import loads
 from .dialects import ENCODERS, PARSERS, Request, RequestError
 from .model import LABEL, reply
@@ -35,7 +36,7 @@ from .plan import Call, Cut, Pause, Plan, Say, frames
 
 __all__ = ["DemoServer", "MODEL_NAME"]
 
-MODEL_NAME = "demo"
+MODEL_NAME = DEMO_MODEL
 #: How long the server remembers that it played a request's transient fault:
 #: the client's retry comes well within it (the demo's read timeout is 15 s).
 _FAULT_MEMORY = 120.0

@@ -14,20 +14,30 @@ The counts go to the table's units as providers bill them: ``input`` (cached inc
 has one); ``output`` (reasoning included) is ``output_tokens``: every provider in the table bills
 thinking as output. Cache writes are not told apart by our usage (Anthropic's are added to input),
 so they are priced as input.
+
+The table is loaded when something asks of it (about 11 MB in the app: pydantic builds its schemas,
+and 30,000 lines of data), never merely because a screen opened: a conversation of the embedded demo
+model (whose own name no provider prices) or one whose turns carry no usage is read without it. A
+screen asks without waiting (``PriceBook.ready_for``, ``window(wait=False)``): the load starts in a
+thread of its own, unless the app holds loads while it draws its first screen (``hold``/``release``),
+and ``when_loaded`` tells the screen to show what it could not.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import threading
-from collections.abc import Iterable, Mapping
+import weakref
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from ..stream.usage import Usage
 
-__all__ = ["OwnPrices", "Spend", "PriceBook", "money_words", "NO_PRICE", "preload", "loaded"]
+__all__ = ["OwnPrices", "Spend", "PriceBook", "money_words", "NO_PRICE", "preload", "loaded", "hold", "release",
+           "when_loaded"]
 
 #: A million: the table's prices and a profile's are per million tokens.
 _MTOK = Decimal(1_000_000)
@@ -38,21 +48,83 @@ NO_PRICE = "no price for this model"
 #: The table is loaded (about 30,000 lines of data: a second or so on a busy machine).
 _LOADED = threading.Event()
 _LOADING = threading.Lock()
+#: Guards ``_held``, ``_wanted`` and ``_listeners`` (the loading thread reads them as it ends).
+_STATE = threading.Lock()
+#: An app is drawing its first screen: a load asked for now starts at ``release``.
+_held = False
+_wanted = False
+#: Who to tell once the table is in: (the loop to tell it on, the bound method), weakly.
+_listeners: list[tuple[asyncio.AbstractEventLoop, weakref.WeakMethod[Callable[[], object]]]] = []
 
 
 def _load() -> None:
     from genai_prices.data_snapshot import get_snapshot
 
     get_snapshot()
-    _LOADED.set()
+    _mark_loaded()
+
+
+def _mark_loaded() -> None:
+    """The table is in: each listener is called on its own loop (this may be the loading thread)."""
+    with _STATE:
+        if _LOADED.is_set():
+            return
+        _LOADED.set()
+        listeners = list(_listeners)
+        _listeners.clear()
+    for loop, ref in listeners:
+        method = ref()
+        if method is not None:
+            try:
+                loop.call_soon_threadsafe(method)
+            except RuntimeError:
+                pass  # that loop is closed: its app has ended
 
 
 def preload() -> None:
-    """Load the table in a thread of its own, once, so no screen waits for it: the TUI starts it when
-    it opens and asks ``loaded()`` before a lookup it must not wait for (``wait=False``)."""
+    """Load the table in a thread of its own, once, so no screen waits for it."""
     if _LOADED.is_set() or not _LOADING.acquire(blocking=False):
         return
     threading.Thread(target=_load, name="genai-prices", daemon=True).start()
+
+
+def _want() -> None:
+    """A lookup that must not wait met the table not loaded: load it now, or at ``release``."""
+    global _wanted
+    with _STATE:
+        if _held:
+            _wanted = True
+            return
+    preload()
+
+
+def hold() -> None:
+    """Loads asked for from now wait for ``release`` (an app draws its first screen: the loading thread
+    would take the interpreter from it)."""
+    global _held
+    with _STATE:
+        _held = True
+
+
+def release(load: bool = True) -> None:
+    """The first screen is drawn: a load asked for meanwhile starts now (unless not ``load``: the app
+    ended), and later ones at once."""
+    global _held, _wanted
+    with _STATE:
+        _held, wanted, _wanted = False, _wanted, False
+    if wanted and load:
+        preload()
+
+
+def when_loaded(method: Callable[[], object]) -> None:
+    """Call ``method`` (a bound method, held weakly) on the running loop once the table is in: at once
+    if it is."""
+    loop = asyncio.get_running_loop()
+    with _STATE:
+        if not _LOADED.is_set():
+            _listeners.append((loop, weakref.WeakMethod(method)))
+            return
+    loop.call_soon(method)
 
 
 def loaded() -> bool:
@@ -112,13 +184,15 @@ class Spend:
 
 class PriceBook:
     """Prices and context windows for the models a conversation meets: a profile's own first, then the
-    table (by the provider the base URL names, else by the model's name alone)."""
+    table (by the provider the base URL names, else by the model's name alone). ``untabled``: models
+    never looked up (the embedded demo model's own name: no price and no window, without the table)."""
 
     def __init__(self, own: Mapping[str, OwnPrices] | None = None, windows: Mapping[str, int] | None = None,
-                 base_url: str | None = None) -> None:
+                 base_url: str | None = None, untabled: Iterable[str] = ()) -> None:
         self.own = dict(own or {})
         self.windows = dict(windows or {})
         self.base_url = base_url
+        self.untabled = frozenset(untabled)
 
     def _own(self, table: Mapping[str, Any], model: str) -> Any:
         """A profile's entry for ``model``: by its name, or the name the provider answered with
@@ -134,16 +208,21 @@ class PriceBook:
         own = self._own(self.own, model)
         if own is not None:
             return own.cost(usage)  # type: ignore[no-any-return]
-        return _table_cost(usage, model, self.base_url)
+        return None if model in self.untabled else _table_cost(usage, model, self.base_url)
 
-    def ready(self) -> bool:
-        """Whether a lookup answers at once (the table is loaded): a screen asks before it prices."""
-        return loaded()
+    def ready_for(self, models: Iterable[str | None]) -> bool:
+        """Whether turns of these models are priced at once: the table is loaded, or none needs it (each
+        has the profile's own prices, no name, or is untabled). When not, the table is asked for
+        (``when_loaded`` says when it is in): a screen asks before it prices."""
+        if loaded() or not any(m and m not in self.untabled and self._own(self.own, m) is None for m in models):
+            return True
+        _want()
+        return False
 
     def key(self) -> tuple[Any, ...]:
         """What its prices depend on (the runtime builds a book per question): two books with one key
         price a turn the same, so a sum priced with one holds for the other."""
-        return tuple(sorted(self.own.items())), self.base_url
+        return tuple(sorted(self.own.items())), self.base_url, self.untabled
 
     def spend(self, turns: Iterable[Any]) -> Spend:
         """The money of turns (anything with ``usage`` and ``model``): a turn without usage adds nothing."""
@@ -161,13 +240,18 @@ class PriceBook:
 
     def window(self, model: str | None, wait: bool = True) -> int | None:
         """The model's input limit in tokens: the profile's ``context_window``, else the table's (``None``
-        until it is loaded when not ``wait``)."""
+        until it is loaded when not ``wait``: then it is asked for, as by ``ready_for``)."""
         if not model:
             return None
         own = self._own(self.windows, model)
         if own is not None:
             return int(own)
-        return _table_window(model, self.base_url) if wait or loaded() else None
+        if model in self.untabled:
+            return None
+        if wait or loaded():
+            return _table_window(model, self.base_url)
+        _want()
+        return None
 
     def input_rate(self, model: str | None) -> Decimal | None:
         """Dollars per input token (uncached): what an estimated request costs before it is sent."""
@@ -181,7 +265,7 @@ def _table_model(model: str, base_url: str | None) -> Any:
     from genai_prices.data_snapshot import get_snapshot
 
     snapshot = get_snapshot()
-    _LOADED.set()
+    _mark_loaded()
     for url in (base_url, None) if base_url else (None,):
         try:
             return snapshot.find_provider_model(model, None, None, url)

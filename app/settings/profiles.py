@@ -16,7 +16,7 @@ from ..rules.prices import OwnPrices, PriceBook
 from ..stream import DIALECT_NAMES, jsonwrite
 from .checks import ConfigError, check_keys, positive_float, string_list
 
-__all__ = ["PROVIDER_NAMES", "PROVIDER_KEYS", "DEMO_READ_TIMEOUT", "ProviderProfile", "bare_profile",
+__all__ = ["PROVIDER_NAMES", "PROVIDER_KEYS", "DEMO_MODEL", "DEMO_READ_TIMEOUT", "ProviderProfile", "bare_profile",
            "parse_provider", "price_book"]
 
 #: What ``provider =`` (and ``--provider``) may name: a wire format, or the
@@ -42,12 +42,15 @@ _DEFAULT_BASE_URL = {
     "gemini": "https://generativelanguage.googleapis.com",
 }
 
+#: The embedded demo model's own name (what its server answers with when asked no other).
+DEMO_MODEL = "demo"
+
 _DEFAULT_MODEL = {
     "openai-chat": "gpt-4o-mini",
     "openai-responses": "gpt-4o-mini",
     "anthropic": "claude-sonnet-4-5",
     "gemini": "gemini-2.5-flash",
-    "demo": "demo",
+    "demo": DEMO_MODEL,
 }
 
 #: The demo model never pauses longer than a second or two on its own, so its
@@ -60,7 +63,7 @@ class ProviderProfile:
     name: str
     #: One of PROVIDER_NAMES; "demo" is the embedded model (openai-chat on loopback).
     provider: str = "demo"
-    model: str = "demo"
+    model: str = DEMO_MODEL
     base_url: str | None = None
     key_env: str | None = None
     connect_timeout: float = 10.0
@@ -196,7 +199,9 @@ def price_book(profiles: Iterable[ProviderProfile], current: ProviderProfile) ->
     ordered = [current, *(p for p in profiles if p is not current)]
     own = {p.model: p.prices for p in reversed(ordered) if p.prices is not None}
     windows = {p.model: p.context_window for p in reversed(ordered) if p.context_window is not None}
-    return PriceBook(own, windows, current.default_base_url())
+    # the embedded model under its own name is nobody's (told another name, it is priced as that model)
+    demo = {DEMO_MODEL} if any(p.provider == "demo" and p.model == DEMO_MODEL for p in ordered) else set()
+    return PriceBook(own, windows, current.default_base_url(), untabled=demo)
 
 
 def _options(options: Any, where: str) -> dict[str, Any]:

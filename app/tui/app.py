@@ -20,6 +20,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
+from ..rules import prices
 from . import collector
 from .chat_screen import ChatScreen
 from .state import TuiState
@@ -100,6 +101,7 @@ class CallstreamApp(App[None]):
         return self.runtime.endpoint
 
     def on_mount(self) -> None:
+        prices.hold()  # a load the first screen asks for (its money, its meter) starts at the warm-up
         self._apply_settings()
         if self._deferred is not None:
             self.push_screen(ChatScreen(self, None, self.welcome, label=self._deferred.label))
@@ -124,8 +126,9 @@ class CallstreamApp(App[None]):
 
     def _started(self) -> None:
         """Once the first screen is written and painted: the MCP servers start in the background (typing
-        never waits for them), the first exchange's modules and the price table are loaded. The first
-        screen waits for none of it: their imports and the table's thread took the interpreter from it."""
+        never waits for them), the first exchange's modules are loaded, and the price table if the first
+        screen asked for it. The first screen waits for none of it: their imports and the table's thread
+        took the interpreter from it."""
         self.runtime.registry.start_servers()
         self._warm_up()
 
@@ -242,6 +245,7 @@ class CallstreamApp(App[None]):
 
     async def on_unmount(self) -> None:
         collector.restore()
+        prices.release(load=False)  # an app that ended before its warm-up: nothing is held for it
         session: ChatSession | None = getattr(self, "session", None)
         if session is not None:
             if session.busy:

@@ -405,17 +405,12 @@ class ChatScreen(Screen[None]):
         return all(block.settled for block in self.transcript.children if isinstance(block, ProseBlock))
 
     def _price_table(self) -> None:
-        """Once the price table is in (its thread started by the warm-up, or a replay), the status line shows
-        money and the meter where they could not be shown without it (a poll of a state, not a time)."""
-        if prices.loaded():
-            return
+        """Once the price table is in (asked for by the status line's money or meter, loaded in a thread of
+        its own), the status line shows what it could not show without it."""
+        prices.when_loaded(self._table_in)
 
-        def check() -> None:
-            if prices.loaded():
-                ticker.stop()
-                self.status.show_spent(self.tally)
-
-        ticker = self.set_interval(0.1, check)
+    def _table_in(self) -> None:
+        self.status.show_spent(self.tally)
 
     def _room(self) -> Room | None:
         """The context meter's reading (none before the session is attached, nor while a long reopened

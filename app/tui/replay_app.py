@@ -14,7 +14,6 @@ from textual.content import Content
 from textual.widgets import Static
 
 from ..replay.player import Replayer
-from ..rules import prices
 from ..store.recording import Recording
 from ..tools.registry import Registry
 from .chat_screen import ChatScreen
@@ -114,7 +113,6 @@ class ReplayApp(App[None]):
         self.prompt_history: list[str] | None = None
 
     def on_mount(self) -> None:
-        prices.preload()  # the money of the replayed turns (the status line shows it once the table is in)
         self.push_screen(ReplayScreen(self, self.replayer))
 
     def display_specs(self, name: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:

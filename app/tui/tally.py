@@ -6,8 +6,8 @@ progress (a retry or an answered approval continues it) for the line below it.
 Tokens are summed as the providers reported them; money is each turn priced by
 its own model (``rules.prices``), so a ``/model`` switch mid-conversation adds
 each model's price. The turns are kept and priced when the money is shown, and
-only once the price table is loaded (in a thread of its own): until then the
-lines show tokens alone, and the screen shows them again when it is.
+only once the price table is loaded (asked for then, in a thread of its own):
+until then the lines show tokens alone, and the screen shows them again when it is.
 """
 
 from __future__ import annotations
@@ -104,9 +104,9 @@ class Tally:
 
 
 def _priceable(book: PriceBook, turns: list[Any]) -> bool:
-    """The turns can be priced now: the table is loaded, or they are all of models with the profile's
-    own prices (until the table loads, the lines show tokens alone)."""
-    return book.ready() or all(getattr(t, "model", None) in book.own for t in turns)
+    """The turns can be priced now (``PriceBook.ready_for``: until the table loads, the lines show
+    tokens alone)."""
+    return book.ready_for(getattr(t, "model", None) for t in turns)
 
 
 class _Paid:

@@ -52,11 +52,11 @@ PAUSE = 0.01
 
 
 def warm_up(app: App[Any], session: ChatSession, done: Callable[[], None] | None = None) -> None:
-    """Start the steps on ``app``'s loop (the price table first, in a thread of its own: it competes with
-    the loop for the interpreter, which is why it waits for the warm-up, that is for the first frame);
-    ``done`` runs after the last."""
+    """Start the steps on ``app``'s loop (first the price table if the first screen asked for it, in a
+    thread of its own: it competes with the loop for the interpreter, which is why the app holds it until
+    the warm-up, that is until the first frame); ``done`` runs after the last."""
     collector.settle()
-    steps: list[Callable[[], None]] = [prices.preload, *(partial(_load, name) for name in MODULES)]
+    steps: list[Callable[[], None]] = [prices.release, *(partial(_load, name) for name in MODULES)]
     steps.insert(1, _warm_parser)
     steps.append(session.prepare)
     if done is not None:
