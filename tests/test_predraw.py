@@ -3,8 +3,8 @@
 Textual draws a widget's lines the first time it is on screen; a PageUp onto
 a screen never shown drew its forty widgets in the key's frame. Once the
 window has mounted what it wants and the person is still, the lines of what
-lies within ``AHEAD_SCREENS`` are drawn beforehand, so the key's frame only
-puts them together.
+lies within ``AHEAD_SCREENS`` are drawn beforehand, then those of the first
+screen (Home's), so the key's frame only puts them together.
 """
 
 from __future__ import annotations
@@ -61,6 +61,35 @@ async def page_up_draws(app: Any, pilot: Any) -> list[Widget]:
     await wait_for(pilot, lambda: transcript.scroll_y < before, "the view moved up")
     await pilot.pause()  # the key's frame
     return [widget for widget in seen if widget.region.overlaps(transcript.region)]
+
+
+async def home_draws(app: Any, pilot: Any) -> list[Widget]:
+    """The transcript's widgets Home's frame drew lines of for the first time (the first page, pinned,
+    is far above the view: ``AHEAD_SCREENS`` does not reach it)."""
+    transcript = transcript_of(app)
+    seen = first_drawn(transcript)
+    await pilot.press("home")
+    await wait_for(pilot, lambda: transcript.scroll_y == 0, "the view at the top")
+    await pilot.pause()  # the key's frame
+    return [widget for widget in seen if widget.region.overlaps(transcript.region)]
+
+
+async def test_the_first_screen_home_shows_was_drawn_before_the_key(written: tuple[Path, str]) -> None:
+    app = app_on(written)
+    async with app.run_test(size=SIZE) as pilot:
+        await opened(app, pilot)
+        drawn = await home_draws(app, pilot)
+        assert drawn == [], f"drawn in the key's frame: {drawn}"
+
+
+async def test_without_the_drawing_ahead_home_draws_the_first_screen(
+        written: tuple[Path, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the test above guards."""
+    monkeypatch.setattr(predraw_module.Predraw, "begin", lambda self: None)
+    app = app_on(written)
+    async with app.run_test(size=SIZE) as pilot:
+        await opened(app, pilot)
+        assert await home_draws(app, pilot), "a first screen never shown is drawn in Home's frame"
 
 
 async def test_the_screen_a_page_up_shows_was_drawn_before_the_key(written: tuple[Path, str]) -> None:

@@ -8,7 +8,7 @@ the window's (``window.py``) and the tests' and benchmarks' that check it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -101,6 +101,9 @@ class Pane(Protocol):
 
     @property
     def is_attached(self) -> bool: ...
+
+    @property
+    def children(self) -> Sequence[Widget]: ...
 
     def busy(self) -> bool: ...
 

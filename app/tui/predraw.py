@@ -8,9 +8,11 @@ an 18 ms frame, where a screen shown before took 4–6 ms. So once the window
 has mounted what it wants (``Window.scrolled`` finds nothing wanted) and the
 person is still (``AHEAD_AFTER``; at once as a conversation opens, nobody
 having moved), the widgets within ``AHEAD_SCREENS`` of the view draw their
-lines, nearest first, ``STEP`` seconds of them per turn of the event loop,
-so a key waits one step at most. Only lines are drawn: nothing is mounted,
-laid out or moved, and a widget that changes drops them, as it would have.
+lines, nearest first, then those of the first and the last screen (Home and
+End scroll there: their pages stay mounted), ``STEP`` seconds of them per
+turn of the event loop, so a key waits one step at most. Only lines are
+drawn: nothing is mounted, laid out or moved, and a widget that changes
+drops them, as it would have.
 
 A widget must have a place in Textual's map to be drawn (its size is read
 there); a scroll throws the map of what is off screen away and the first
@@ -45,12 +47,13 @@ NEXT = 0.001
 
 
 class Predraw:
-    def __init__(self, transcript: Pane, still: Stillness, pages: Callable[[], Iterable[list[Widget]]],
+    def __init__(self, transcript: Pane, still: Stillness, children: Callable[[], Iterable[Widget]],
                  where: Callable[[Widget], Region]) -> None:
         self.transcript = transcript
         self.still = still
-        #: The widgets of the pages mounted, page by page, and where each is in the transcript.
-        self._pages = pages
+        #: The transcript's widgets (its pages, a header above them, what a live sitting added), and where
+        #: each is in the transcript.
+        self._children = children
         self._where = where
         self._due: Timer | None = None
         #: What is left of this pass, nearest the view first; None: the next step looks anew.
@@ -87,18 +90,26 @@ class Predraw:
             self._due = self.transcript.set_timer(NEXT, self._step, name=IDLE_TIMER)
 
     def _near(self) -> list[Widget]:
-        """The widgets of the pages within ``AHEAD_SCREENS`` of the view, farthest first (the list is
-        taken from its end)."""
+        """The transcript's widgets within ``AHEAD_SCREENS`` of the view, then those of the first and
+        the last screen (Home and End scroll there: the first and last pages stay mounted), farthest
+        first (the list is taken from its end)."""
         height = max(self.transcript.size.height, 1)
         y = self.transcript.scroll_y
         top, bottom = y - AHEAD_SCREENS * height, y + (AHEAD_SCREENS + 1) * height
+        end = self.transcript.max_scroll_y
+        beyond = (AHEAD_SCREENS + 1) * height  # the ends come after all that is near
         found: list[tuple[float, Widget]] = []
-        for widgets in self._pages():
-            for widget in widgets:
-                region = self._where(widget)
-                if region.height and region.bottom > top and region.y < bottom:
-                    distance = max(region.y - (y + height), y - region.bottom, 0)
-                    found.extend((distance, each) for each in widget.walk_children(Widget, with_self=True))
+        for widget in self._children():
+            region = self._where(widget)
+            if not region.height:
+                continue
+            if region.bottom > top and region.y < bottom:
+                distance = max(region.y - (y + height), y - region.bottom, 0)
+            elif region.y < height or region.bottom > end:
+                distance = beyond
+            else:
+                continue
+            found.extend((distance, each) for each in widget.walk_children(Widget, with_self=True))
         found.sort(key=lambda pair: -pair[0])
         return [widget for _, widget in found]
 

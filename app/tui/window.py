@@ -72,8 +72,8 @@ class Window:
         self.places = Places()
         #: The widget whose place on screen must not move while pages come and go.
         self.hold = Hold(transcript, self.places.of)
-        #: The lines of what is near the view, drawn once the window has it mounted.
-        self.predraw = Predraw(transcript, still, lambda: self.mounted.values(), self.places.of)
+        #: The lines of what is near the view (or at an end), drawn once the window has it mounted.
+        self.predraw = Predraw(transcript, still, lambda: transcript.children, self.places.of)
         self._paging = False
         #: The first and last page come without waiting for the view to leave the end (``open``).
         self._ends = True
