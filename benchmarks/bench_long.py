@@ -302,7 +302,7 @@ def p95(values: list[float]) -> float:
 
 #: ``--priced``'s profile: the demo told the name of a model the price table knows, so the meter asks the
 #: table for its window (as under a hosted provider's profile) and the table is loaded after the first screen.
-PRICED = '[providers.priced]\nprovider = "demo"\nmodel = "gpt-4o"\n'
+PRICED = 'default = "priced"\n[providers.priced]\nprovider = "demo"\nmodel = "gpt-4o"\n'
 
 
 def open_ours(n: int, work: Path, opts: argparse.Namespace, config: str = "", tag: str = "") -> dict[str, Any]:
