@@ -52,62 +52,40 @@ def first_drawn(transcript: Any) -> list[Widget]:
     return seen
 
 
-async def page_up_draws(app: Any, pilot: Any) -> list[Widget]:
-    """The transcript's widgets a PageUp's frame drew lines of for the first time."""
+#: The keys checked, and how each one's move is seen: PageUp onto the screen just above (within
+#: ``AHEAD_SCREENS``), Home onto the first (its page pinned, far above the view).
+KEYS = {"pageup": lambda before, y: y < before, "home": lambda before, y: y == 0}
+
+
+async def key_draws(app: Any, pilot: Any, key: str) -> list[Widget]:
+    """The transcript's widgets ``key``'s frame drew lines of for the first time."""
     transcript = transcript_of(app)
     seen = first_drawn(transcript)
     before = transcript.scroll_y
-    await pilot.press("pageup")
-    await wait_for(pilot, lambda: transcript.scroll_y < before, "the view moved up")
+    await pilot.press(key)
+    await wait_for(pilot, lambda: KEYS[key](before, transcript.scroll_y), f"the view moved ({key})")
     await pilot.pause()  # the key's frame
     return [widget for widget in seen if widget.region.overlaps(transcript.region)]
 
 
-async def home_draws(app: Any, pilot: Any) -> list[Widget]:
-    """The transcript's widgets Home's frame drew lines of for the first time (the first page, pinned,
-    is far above the view: ``AHEAD_SCREENS`` does not reach it)."""
-    transcript = transcript_of(app)
-    seen = first_drawn(transcript)
-    await pilot.press("home")
-    await wait_for(pilot, lambda: transcript.scroll_y == 0, "the view at the top")
-    await pilot.pause()  # the key's frame
-    return [widget for widget in seen if widget.region.overlaps(transcript.region)]
-
-
-async def test_the_first_screen_home_shows_was_drawn_before_the_key(written: tuple[Path, str]) -> None:
+@pytest.mark.parametrize("key", list(KEYS))
+async def test_the_screen_a_key_shows_was_drawn_before_the_key(written: tuple[Path, str], key: str) -> None:
     app = app_on(written)
     async with app.run_test(size=SIZE) as pilot:
         await opened(app, pilot)
-        drawn = await home_draws(app, pilot)
+        drawn = await key_draws(app, pilot, key)
         assert drawn == [], f"drawn in the key's frame: {drawn}"
 
 
-async def test_without_the_drawing_ahead_home_draws_the_first_screen(
-        written: tuple[Path, str], monkeypatch: pytest.MonkeyPatch) -> None:
-    """What the test above guards."""
-    monkeypatch.setattr(predraw_module.Predraw, "begin", lambda self: None)
-    app = app_on(written)
-    async with app.run_test(size=SIZE) as pilot:
-        await opened(app, pilot)
-        assert await home_draws(app, pilot), "a first screen never shown is drawn in Home's frame"
-
-
-async def test_the_screen_a_page_up_shows_was_drawn_before_the_key(written: tuple[Path, str]) -> None:
-    app = app_on(written)
-    async with app.run_test(size=SIZE) as pilot:
-        await opened(app, pilot)
-        drawn = await page_up_draws(app, pilot)
-        assert drawn == [], f"drawn in the key's frame: {drawn}"
-
-
+@pytest.mark.parametrize("key", list(KEYS))
 async def test_without_the_drawing_ahead_the_key_draws_the_screen(
-        written: tuple[Path, str], monkeypatch: pytest.MonkeyPatch) -> None:
+        written: tuple[Path, str], monkeypatch: pytest.MonkeyPatch, key: str) -> None:
     """What the test above guards: with nothing drawn ahead, the key's frame draws the new screen."""
     monkeypatch.setattr(predraw_module.Predraw, "begin", lambda self: None)
     app = app_on(written)
     async with app.run_test(size=SIZE) as pilot:
         await opened(app, pilot)
-        assert await page_up_draws(app, pilot), "a screen never shown is drawn in the key's frame"
+        assert await key_draws(app, pilot, key), "a screen never shown is drawn in the key's frame"
 
 
 async def test_the_drawing_waits_for_the_person_to_be_still(

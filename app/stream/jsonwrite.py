@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from json.encoder import encode_basestring
 from typing import Any
 
-__all__ = ["PIECE", "LazyString", "JSONText", "pieces", "chunks", "encoded_size", "encode", "plain", "text_size"]
+__all__ = ["PIECE", "LazyString", "JSONText", "pieces", "chunks", "encode", "plain", "text_size"]
 
 #: The longest piece of a string value yielded at once (characters).
 PIECE = 1 << 16
@@ -177,11 +177,6 @@ def chunks(value: Any) -> Iterator[bytes]:
             size = 0
     if batch:
         yield "".join(batch).encode("utf-8")
-
-
-def encoded_size(value: Any) -> int:
-    """How many bytes ``chunks(value)`` yields (a Content-Length), counted a chunk at a time."""
-    return sum(map(len, chunks(value)))
 
 
 def text_size(value: Any) -> int:
