@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from app.net import stream
-from app.stream import jsonwrite
+from app.stream import jsonreuse
 
 
 def _sent(body: stream._JSONBody) -> bytes:
@@ -25,13 +25,13 @@ def _sent(body: stream._JSONBody) -> bytes:
 
 def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     writes: list[int] = []
-    real = jsonwrite.chunks
+    real = jsonreuse.batched
 
-    def chunks(value: Any) -> Any:
+    def batched(written: Any) -> Any:
         writes.append(1)
-        return real(value)
+        return real(written)
 
-    monkeypatch.setattr(jsonwrite, "chunks", chunks)
+    monkeypatch.setattr(jsonreuse, "batched", batched)
     return writes
 
 

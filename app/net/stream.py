@@ -29,7 +29,8 @@ from typing import Any, Protocol
 
 import httpx
 
-from ..stream import StreamParser, Turn, Update, jsonwrite
+from ..stream import StreamParser, Turn, Update
+from ..stream.jsonreuse import Reuse
 from ..stream.limits import full_text, loads, one_line
 from ..stream.redact import redact
 from .inflate import ACCEPT_ENCODING, InflateError, inflater_for
@@ -138,6 +139,10 @@ def _redirect_target(request: httpx.Request, response: httpx.Response, hops: int
 #: request); a larger one (a history carrying a 10 MB argument) is written again as it is sent.
 KEEP_BELOW = 1 << 20
 
+#: Every request body's writer: the history items a body shares with the one before are written from
+#: their text (``jsonreuse``), so a request's JSON costs what it adds, not the whole history again.
+_REUSE = Reuse()
+
 
 class _JSONBody(httpx.AsyncByteStream):
     """A JSON body written as it is sent, about 64 KB at a time, each piece
@@ -149,11 +154,11 @@ class _JSONBody(httpx.AsyncByteStream):
     ``KEEP_BELOW`` bytes keeps what that count wrote and sends it."""
 
     def __init__(self, body: dict[str, Any]) -> None:
-        self._body = body
+        self._write = _REUSE.writer(body)
         self.size = 0
         #: The chunks counted, while they are at most ``KEEP_BELOW`` bytes; None once they were more.
         self.kept: list[bytes] | None = []
-        for chunk in jsonwrite.chunks(body):
+        for chunk in self._write():
             self.size += len(chunk)
             if self.kept is not None and self.size <= KEEP_BELOW:
                 self.kept.append(chunk)
@@ -161,7 +166,7 @@ class _JSONBody(httpx.AsyncByteStream):
                 self.kept = None
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        for chunk in self.kept if self.kept is not None else jsonwrite.chunks(self._body):
+        for chunk in self.kept if self.kept is not None else self._write():
             yield chunk
 
 
