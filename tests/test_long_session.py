@@ -156,53 +156,6 @@ def test_a_cycle_dropped_after_it_was_frozen_is_freed_once_the_frozen_grow_by_a_
         assert len(grown) > 0
 
 
-def test_what_died_among_the_frozen_does_not_count_as_growth(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Why: most of what a live exchange leaves frozen (its drawn lines, its messages) is freed by
-    the next one; counted as it was frozen, the population "grew by a quarter" every exchange or two,
-    and the thorough pass walked everything for 100–130 ms to free about a thousand objects."""
-    with settled():
-        base = collector._thorough_at
-        gone = [[] for _ in range(int(base * 0.2))]  # frozen after a turn ...
-        collector.between_turns()
-        del gone  # ... and freed by the next (by its references going: no collection needed)
-        kept = [[] for _ in range(int(base * 0.1))]  # the counted growth is now 0.3, the true 0.1
-
-        def thorough() -> int:
-            raise AssertionError("a thorough pass for growth that died")
-
-        monkeypatch.setattr(collector, "_thorough", thorough)
-        collector.between_turns()
-        assert abs(collector._frozen - gc.get_freeze_count()) < 50  # counted again, truly
-        assert len(kept) > 0
-
-
-def test_a_thorough_pass_that_finds_little_makes_the_next_wait_for_twice_the_growth() -> None:
-    with settled():
-        grown = [[] for _ in range(int(collector._thorough_at * 0.3))]  # alive: nothing to find
-        collector.between_turns()  # grew by more than a quarter: the thorough pass
-        first = collector._thorough_at
-        assert collector._growth == 1 + 2 * (collector.THOROUGH_GROWTH - 1)
-        more = [[] for _ in range(int(first * 0.3))]  # another 30 %: under what is now waited for
-        collector.between_turns()
-        assert collector._thorough_at == first
-        removed = [Node() for _ in range(int(first * 0.1))]  # shown, frozen, then removed: garbage
-        gone = weakref.ref(removed[0])
-        collector.between_turns()
-        assert collector._thorough_at == first
-        del removed
-        last = [[] for _ in range(int(first * 0.15))]
-        collector.between_turns()  # the frozen grew by half: the pass, which finds the garbage ...
-        assert gone() is None
-        assert collector._growth == collector.THOROUGH_GROWTH  # ... and the quarter is the rule again
-        grown2 = [[] for _ in range(int(collector._thorough_at * 2))]
-        for _ in range(4):  # however little each pass finds, the frozen never double unwalked
-            collector.between_turns()
-            assert collector._growth <= collector.THOROUGH_MOST
-            grown2.extend([] for _ in range(int(collector._thorough_at * 1.1)))
-            assert gc.get_freeze_count() <= collector._thorough_at * collector.THOROUGH_MOST + 1000
-        assert len(grown) + len(more) + len(last) > 0
-
-
 async def test_an_exchange_s_usage_line_stays_where_it_was_mounted(home: Path) -> None:
     """Each exchange mounts its line once; the next exchange neither removes nor remounts it."""
     from widgets.usage_line import UsageLine

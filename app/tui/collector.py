@@ -21,21 +21,13 @@ a key press that waits. So:
 - ``between_turns`` (an exchange has ended): a full collection of what is not
   frozen — what was made since the last one, about one exchange — while the
   person reads the reply; what survives it is frozen in turn, and counted as
-  it is (the interpreter counts its frozen objects by walking them all; that
-  walk is taken only when the count says a thorough pass is due). Its cost is
+  it is (the interpreter counts its frozen objects by walking them all). Its cost is
   what the exchange made, not what the conversation holds. Garbage cycles
   among frozen objects (a widget removed later) wait for the thorough pass:
   everything unfrozen and collected once the frozen population has grown by
   a quarter since the last one (CPython's own rule for its automatic full
   collections), so that work stays proportional to what was made
-  (amortized) and the memory it can hold back stays under a quarter. Unless
-  the last such pass found little: a live sitting's frozen objects are
-  nearly all alive (its removed widgets go in the reset's own pass, below),
-  and a pass that walked 150,000 objects for 100–130 ms to free a thousand
-  was the rule's usual outcome, every exchange or two. So a pass that frees
-  less than ``LITTLE`` of what it waited for doubles the growth the next one
-  waits for, up to ``THOROUGH_MOST`` (the frozen doubled); one that frees
-  more brings the quarter back.
+  (amortized) and the memory it can hold back stays under a quarter.
 - ``pages_dropped`` (widgets went while the person reads, no turn running):
   the same collection, freezing nothing; or (``thorough``: the transcript
   was emptied, so widgets frozen after the turns they lived through went) the
@@ -54,32 +46,21 @@ import gc
 from ..files.heap import give_back
 
 __all__ = ["hold", "release", "settle", "between_turns", "pages_dropped", "restore", "NO_AUTOMATIC_FULL",
-           "THOROUGH_GROWTH", "THOROUGH_MOST", "LITTLE"]
+           "THOROUGH_GROWTH"]
 
 #: A full collection is due after this many middle-generation ones: never, in practice.
 NO_AUTOMATIC_FULL = 1_000_000
 
-#: The thorough pass runs once the frozen population is this much larger than after the last one ...
+#: The thorough pass runs once the frozen population is this much larger than after the last one.
 THOROUGH_GROWTH = 1.25
-#: ... or up to this much, after passes that found little.
-THOROUGH_MOST = 2.0
-#: A pass found little: less than this part of the growth it waited for was garbage.
-LITTLE = 0.1
 
 _saved: tuple[int, int, int] | None = None
 #: ``hold`` switched automatic collections off (and they were on).
 _held = False
 #: The frozen population after the last thorough pass (or the settle).
 _thorough_at = 0
-#: The growth (a factor of ``_thorough_at``) the next pass from ``between_turns`` waits for.
-_growth = THOROUGH_GROWTH
-#: The frozen population, at most: counted as it is frozen (``gc.get_freeze_count`` walks the whole
-#: frozen list to count it, CPython 3.11: 15–25 ms after every turn of a long live sitting), so what of
-#: it died since (freed by its references going, not by a collection) is still counted. That is most
-#: of a live exchange's survivors: of about 25,000 objects frozen after a demo exchange, about 12,000
-#: (the lines drawn and the messages of the turn that had just ended) go by the next. Counted thus,
-#: the frozen "grew by a quarter" after every exchange or two, and each thorough pass (100–130 ms
-#: at 20 exchanges) found about a thousand objects to free: it is walked for the true count first.
+#: The frozen population now, counted as it is frozen: ``gc.get_freeze_count`` walks the whole frozen
+#: list to count it (CPython 3.11), 15–25 ms after every turn of a long live sitting.
 _frozen = 0
 
 
@@ -117,10 +98,8 @@ def between_turns() -> None:
     if not _thorough_at:  # not settled (a replay, or before the warm-up): nothing is frozen here
         return
     survivors = len(gc.get_objects())  # the unfrozen ones only: what freezing moves
-    if _frozen + survivors >= _thorough_at * _growth:
-        _frozen = gc.get_freeze_count()  # the count only grows: what died among the frozen, walked off
-    if _frozen + survivors >= _thorough_at * _growth:
-        _learn(_frozen + survivors - _thorough_at, _thorough())
+    if _frozen + survivors >= _thorough_at * THOROUGH_GROWTH:
+        _thorough()
     else:
         gc.freeze()
         _frozen += survivors
@@ -138,28 +117,16 @@ def pages_dropped(thorough: bool = False) -> None:
         gc.collect()
 
 
-def _thorough() -> int:
+def _thorough() -> None:
     """Everything unfrozen and collected (widgets frozen after the turns they lived through and removed
-    since are cycles only this frees), what survives frozen again; how many objects were garbage."""
+    since are cycles only this frees), what survives frozen again."""
     global _thorough_at, _frozen
     gc.unfreeze()
-    found = gc.collect()
+    gc.collect()
     gc.freeze()
     _thorough_at = _frozen = gc.get_freeze_count()
     _forget_placements()
     give_back()  # the holes the freed widgets left (2 to 4 MB a pass, measured with make bench-long)
-    return found
-
-
-def _learn(waited: int, found: int) -> None:
-    """The growth the next pass from ``between_turns`` waits for, from what this one found among the
-    ``waited`` objects the population grew by (see the module's docstring). A pass for widgets known
-    to be removed (``pages_dropped``) teaches nothing: it was not the growth that called it."""
-    global _growth
-    if found < LITTLE * waited:
-        _growth = min(1 + 2 * (_growth - 1), THOROUGH_MOST)
-    else:
-        _growth = THOROUGH_GROWTH
 
 
 def _forget_removed_drawings() -> None:
@@ -191,10 +158,9 @@ def _forget_placements() -> None:
 
 
 def restore() -> None:
-    global _saved, _thorough_at, _frozen, _growth
+    global _saved, _thorough_at, _frozen
     if _saved is not None:
         gc.set_threshold(*_saved)
         _saved = None
     gc.unfreeze()
     _thorough_at = _frozen = 0
-    _growth = THOROUGH_GROWTH
