@@ -43,6 +43,14 @@ def test_a_number_json_cannot_write_is_refused_as_json_dumps_refuses_it(bad: flo
         jsonwrite.encode({"x": bad})
 
 
+@pytest.mark.parametrize("bad", [math.nan, -math.inf])
+def test_a_number_json_cannot_write_is_named_in_a_small_value_too(bad: float) -> None:
+    """Why: a small value is written by json's own encoder, whose refusal does not name the number;
+    a config option of ``[1.0, -inf]`` must say ``-inf``."""
+    with pytest.raises(ValueError, match=repr(bad)):
+        jsonwrite.encode([1.0, bad])
+
+
 def test_a_value_json_cannot_write_is_a_type_error() -> None:
     with pytest.raises(TypeError):
         jsonwrite.encode({"x": object()})

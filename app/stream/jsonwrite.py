@@ -137,8 +137,15 @@ def small_text(value: Any, separators: tuple[str, str] = (",", ":")) -> str | No
     a history is such small values (a message, a call): a generator per value, each piece handed up
     through every level above it, made the pieces of a 500-exchange request (430 KB) three to four
     times as slow as ``json.dumps`` of it, twice a turn. The text is the same: ``pieces`` is
-    ``json.dumps`` with these settings (a test holds the two together)."""
-    return _whole(separators)(value) if _small(value, PIECE) >= 0 else None
+    ``json.dumps`` with these settings (a test holds the two together). A value json refuses (nan,
+    inf) is ``None`` too: written a piece at a time, it is refused with the number named (a config
+    error shows it)."""
+    if _small(value, PIECE) < 0:
+        return None
+    try:
+        return _whole(separators)(value)
+    except ValueError:
+        return None
 
 
 def _small(value: Any, room: int) -> int:
