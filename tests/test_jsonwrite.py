@@ -37,6 +37,15 @@ def test_a_long_string_comes_in_pieces_of_bounded_size() -> None:
     assert "".join(parts) == _dumps({"body": text})
 
 
+def test_a_long_list_of_numbers_comes_in_pieces_of_bounded_size() -> None:
+    """Why: a value of small items is written at once (``small_text``); its numbers count toward
+    the bound as its strings do, so an embedding of a million numbers is not one string."""
+    value = {"v": list(range(300_000)), "f": [0.1] * 50_000, "n": [None, True] * 50_000}
+    parts = list(jsonwrite.pieces(value))
+    assert max(len(p) for p in parts) <= jsonwrite.PIECE
+    assert "".join(parts) == _dumps(value)
+
+
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
 def test_a_number_json_cannot_write_is_refused_as_json_dumps_refuses_it(bad: float) -> None:
     with pytest.raises(ValueError):

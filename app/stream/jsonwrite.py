@@ -126,20 +126,21 @@ def _string(text: str) -> Iterator[str]:
     yield '"'
 
 
-#: The scalars ``_small`` takes: json's encoder writes them as ``pieces`` writes them.
-_SCALARS = frozenset({int, float, bool, type(None)})
+#: The scalars ``_small`` takes (json's encoder writes them as ``pieces`` writes them), each with the
+#: most characters its text can have (an int's is counted from its size).
+_SCALARS = {float: 24, bool: 5, type(None): 4}
 
 
 def small_text(value: Any, separators: tuple[str, str] = (",", ":")) -> str | None:
-    """The JSON text of a dict or list whose strings (string keys among them) come to at most
-    ``PIECE`` characters in all, with nothing but dicts, lists and scalars around them, written at
-    once by json's own encoder; ``None`` for any other (it is written a piece at a time). Nearly all of
-    a history is such small values (a message, a call): a generator per value, each piece handed up
-    through every level above it, made the pieces of a 500-exchange request (430 KB) three to four
-    times as slow as ``json.dumps`` of it, twice a turn. The text is the same: ``pieces`` is
-    ``json.dumps`` with these settings (a test holds the two together). A value json refuses (nan,
-    inf) is ``None`` too: written a piece at a time, it is refused with the number named (a config
-    error shows it)."""
+    """The JSON text of a dict or list of at most about ``PIECE`` characters (its strings, string keys
+    among them, its numbers and its separators counted), with nothing but dicts, lists, strings and
+    scalars in it, written at once by json's own encoder; ``None`` for any other (it is written a
+    piece at a time). Nearly all of a history is such small values (a message, a call): a generator
+    per value, each piece handed up through every level above it, made the pieces of a 500-exchange
+    request (430 KB) three to four times as slow as ``json.dumps`` of it, twice a turn. The text is
+    the same: ``pieces`` is ``json.dumps`` with these settings (a test holds the two together). A
+    value json refuses (nan, inf) is ``None`` too: written a piece at a time, it is refused with the
+    number named (a config error shows it)."""
     if _small(value, PIECE) < 0:
         return None
     try:
@@ -149,25 +150,30 @@ def small_text(value: Any, separators: tuple[str, str] = (",", ":")) -> str | No
 
 
 def _small(value: Any, room: int) -> int:
-    """``room`` less the characters of ``value``'s strings; -1 once that is below 0, or where
-    ``value`` holds anything but exact dicts (with string keys), lists, tuples, strings and scalars
-    (a ``LazyString``, a subclass: written a piece at a time)."""
+    """``room`` less the characters ``value`` is written in, at most (escapes apart: as for
+    ``pieces``); -1 once that is below 0, or where ``value`` holds anything but exact dicts (with
+    string keys), lists, tuples, strings and scalars (a ``LazyString``, a subclass: written a piece
+    at a time). A list of a million numbers is no small value though it has no string."""
     kind = type(value)
     if kind is str:
-        room -= len(value)
+        room -= len(value) + 2
     elif kind is dict:
         for key, item in value.items():
             if type(key) is not str:
                 return -1
-            room = _small(item, room - len(key))
+            room = _small(item, room - len(key) - 4)
             if room < 0:
                 return -1
     elif kind is list or kind is tuple:
         for item in value:
-            room = _small(item, room)
+            room = _small(item, room - 1)
             if room < 0:
                 return -1
-    elif kind not in _SCALARS:
+    elif kind is int:
+        room -= value.bit_length() // 3 + 2  # (a decimal digit is more than three bits)
+    elif kind in _SCALARS:
+        room -= _SCALARS[kind]
+    else:
         return -1
     return room if room >= 0 else -1
 
