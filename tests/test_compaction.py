@@ -257,6 +257,40 @@ def test_a_compacted_conversation_exports_and_imports_with_its_summary(config_fi
         runtime.close()
 
 
+async def test_auto_compaction_reads_a_window_the_table_gives_off_the_screens_thread(
+        config_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under a model whose window only the price table knows, sent before the table is in: the window is
+    read in a thread of its own (loading the table on the screen's thread froze it for a second or
+    more), and the message is compacted first all the same when the window is nearly full."""
+    import threading
+
+    from app.rules import prices
+
+    config_file.write_text(config_file.read_text().replace("speed = 0\n", 'speed = 0\nmodel = "gpt-4o"\n')
+                           .replace('default = "demo"\n', 'default = "demo"\ncompact = "auto"\n'))
+    readers: list[threading.Thread] = []
+
+    def table_window(model: str, base_url: str | None) -> int | None:
+        readers.append(threading.current_thread())
+        return 1500 if model == "gpt-4o" else None
+
+    monkeypatch.setattr(prices, "_LOADED", threading.Event())  # not loaded, and never by a screen's ask
+    monkeypatch.setattr(prices, "preload", lambda: None)
+    monkeypatch.setattr(prices, "_table_window", table_window)
+    app = still(make_app(config=load_config()))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await _send(app, pilot, PROMPT)
+        await _send(app, pilot, LATER)
+        assert not any(str(n.render()).startswith("Compacted") for n in app.screen.query(NoteBlock))
+        await _send(app, pilot, "Show me order A-1042")
+        await wait_for(pilot, lambda: not app.session.busy and not app.screen.exchanges.active, "the exchange")
+        await quiet(pilot)
+        notes = [str(n.render()) for n in app.screen.query(NoteBlock)]
+        assert any(n.startswith("Compacted: ") for n in notes), notes
+        assert app.session.history[-1].text.startswith("I found 1 order")  # type: ignore[union-attr]
+    assert readers and threading.main_thread() not in readers
+
+
 async def test_auto_compaction_in_the_tui_before_a_message_that_would_nearly_fill_the_window(
         config_file: Path) -> None:
     config_file.write_text(config_file.read_text().replace("speed = 0\n", "speed = 0\ncontext_window = 1500\n")

@@ -253,6 +253,12 @@ class PriceBook:
         _want()
         return None
 
+    def window_at_hand(self, model: str | None) -> bool:
+        """Whether ``window(model, wait=False)`` is the answer now, not a ``None`` that waits for the
+        table (a check that must not block the screen asks its thread for it otherwise)."""
+        return (not model or self._own(self.windows, model) is not None or model in self.untabled
+                or loaded())
+
     def input_rate(self, model: str | None) -> Decimal | None:
         """Dollars per input token (uncached): what an estimated request costs before it is sent."""
         return self.cost(Usage(input=1_000_000), model)

@@ -270,8 +270,9 @@ class ChatScreen(Screen[None]):
     def send(self, text: str) -> None:
         """Send a prompt now (sending scrolls to the bottom); with ``compact = "auto"``, compact first
         when the window is nearly full."""
-        if self.compacting.due():
-            self.compacting.then_send(text)
+        due = self.compacting.due()
+        if due is not False:  # None: the window is not at hand yet, the worker reads it
+            self.compacting.then_send(text, check=due is None)
             return
         self.exchanges.send(text)
 

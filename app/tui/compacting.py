@@ -5,6 +5,7 @@ A refusal or a failure is a note; the conversation is unchanged."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
@@ -37,22 +38,37 @@ class Compacting:
         self.exchanges.active = True
         self._run(self._compact(None))
 
-    def due(self) -> bool:
-        """``compact = "auto"`` and the next request would fill the share of the window the meter warns at."""
+    def due(self) -> bool | None:
+        """``compact = "auto"`` and the next request would fill the share of the window the meter warns
+        at; ``None``: that needs the price table's window, still loading (``then_send(check=True)`` asks
+        for it off the screen's thread: loading it here froze the screen for a second or more)."""
         runtime = self._runtime()
         if runtime is None or runtime.config.compact != "auto" or self._session().position is None:
             return False
         session = self._session()
-        return room_of(session, runtime.prices.window(session.endpoint.model)).warning
+        if not runtime.prices.window_at_hand(session.endpoint.model):
+            return None
+        return room_of(session, runtime.prices.window(session.endpoint.model, wait=False)).warning
 
-    def then_send(self, text: str) -> None:
-        """Compact first (auto), then send ``text`` whatever came of it."""
+    def then_send(self, text: str, check: bool = False) -> None:
+        """Compact first (auto), then send ``text`` whatever came of it; ``check``: only if ``due`` once
+        the window is read (in a thread of its own: the table may load meanwhile)."""
         self.exchanges.active = True
-        self._run(self._compact(text))
+        self._run(self._compact(text, check))
 
-    async def _compact(self, then: str | None) -> None:
+    async def _compact(self, then: str | None, check: bool = False) -> None:
         runtime = self._runtime()
         assert runtime is not None
+        if check and then is not None:
+            session = self._session()
+            try:
+                window = await asyncio.to_thread(runtime.prices.window, session.endpoint.model)
+            except Exception:  # the table unreadable: no window known, as for a model it lacks
+                window = None
+            if not room_of(session, window).warning:
+                self.exchanges.active = False
+                self.exchanges.send(then)
+                return
         self.status.set_state("compacting…")
         try:
             done = await runtime.compact(self._session())
