@@ -4,7 +4,9 @@ load gives — without reading a block for the outline."""
 
 from __future__ import annotations
 
+import gc
 import sqlite3
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -105,6 +107,26 @@ def test_a_shallow_load_has_the_tree_and_no_text_but_the_last_entry(store: Store
     assert len(block_reads) == 1 and "json_each" in block_reads[0]
     with pytest.raises(ValueError, match="without its text"):
         history_of(shallow)
+
+
+def test_a_shallow_tree_holds_each_value_read_once(tmp_path: Path) -> None:
+    """A shallow tree holds an entry of every branch (thirty thousand at ten thousand exchanges, for as
+    long as the conversation is open): equal values read are one object (an entry's parent is the number
+    of the entry before it; a branch, a model and a usage repeat). 490 bytes an entry when each held its
+    own; the bound leaves room for another Python's object sizes."""
+    path = tmp_path / "callstream.db"
+    write_long(path, 300)
+    store = Store(path)
+    store.load("long0000conversation", whole=False)  # the statements compiled and cached
+    gc.collect()
+    tracemalloc.start()
+    try:
+        shallow = store.load("long0000conversation", whole=False)
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert shallow is not None and len(shallow.tree) == 900
+    assert held / len(shallow.tree) < 420, held / len(shallow.tree)
 
 
 def test_a_path_read_entry_by_entry_tells_the_history_a_whole_load_tells(store: Store) -> None:
