@@ -10,11 +10,13 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.store.pages import PAGE_LIMIT, outline_of
 from app.store.transcripts import Store
 from app.store.tree import StoredUser, history_of
-from app.tui.paging import EXCHANGES_PER_PAGE, paginate
+from app.tui.paging import EXCHANGES_PER_PAGE, SeqIndex, paginate
 from tests.long_transcript import write_long
 
 
@@ -173,3 +175,17 @@ def test_the_outline_after_entries_added_on_the_path_is_the_outline_read_whole(t
     assert store.outline_after(conversation, last + 3, known) is None
     assert store.outline_after(conversation, last + 2, known) is None
     assert store.outline_after(conversation, None, known) is None and store.outline_after(conversation, 0, []) is None
+
+
+@given(st.lists(st.integers(0, 60), unique=True), st.booleans())
+def test_an_entrys_index_is_found_in_a_rising_path_and_in_a_damaged_one(seqs: list[int], rising: bool) -> None:
+    """``SeqIndex`` (the window's entry number → outline index) searches a path whose numbers rise, and
+    holds a dict for one that does not (a damaged file): both answer as the dict of every entry did."""
+    from app.store.pages import OutlineEntry
+
+    if rising:
+        seqs = sorted(seqs)
+    outline = [OutlineEntry(seq, "user", None, "", (1, 1)) for seq in seqs]
+    index = SeqIndex(outline)
+    expected = {seq: at for at, seq in enumerate(seqs)}
+    assert all(index.get(seq) == expected.get(seq) for seq in range(-1, 62))

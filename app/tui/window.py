@@ -32,6 +32,7 @@ from textual.widget import Widget
 
 from widgets.page_gap import PageGap
 
+from . import paging
 from .holding import Hold
 from .paging import AHEAD_AFTER, AHEAD_SCREENS, FIRST_PAGES, MOST_PAGES, NEAR_SCREENS, Pane, Run, exchanges, paginate
 from .placement import Places
@@ -57,8 +58,7 @@ class Window:
         self.outline: list[OutlineEntry] = []
         self.pages: list[tuple[int, int]] = []
         #: entry number → its index in the outline; each page's first index
-        self._index: dict[int, int] = {}
-        self._starts: list[int] = []
+        self._index, self._starts = paging.SeqIndex([]), list[int]()
         #: page number → its widgets, for the pages mounted (in the transcript in page order)
         self.mounted: dict[int, list[Widget]] = {}
         #: page number → the entries it registered in the transcript, and its exchanges
@@ -117,9 +117,8 @@ class Window:
         return self.outline[index].siblings if index is not None else (1, 1)
 
     def _set_outline(self, outline: list[OutlineEntry]) -> None:
-        self.outline = outline
-        self.pages = paginate(outline)
-        self._index = {entry.seq: index for index, entry in enumerate(outline)}
+        self.outline, self.pages = outline, paginate(outline)
+        self._index = paging.SeqIndex(outline)
         self._starts = [start for start, _ in self.pages]
 
     # -- opening -------------------------------------------------------------------------
