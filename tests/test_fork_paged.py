@@ -208,7 +208,7 @@ def test_a_resync_reads_the_added_entries_whole_and_the_history_when_first_used(
     added = [e for e in whole.items if e.seq not in known]
     assert [_plain(e) for e in moved.added] == [_plain(e) for e in added]
     assert [e.siblings for e in moved.added] == [e.siblings for e in added] and added[-1].siblings == (2, 2)
-    assert writer._known == {e.seq for e in whole.tree}
+    assert set(writer._known) == {e.seq for e in whole.tree}
     history = moved.history()
     assert history == history_of(whole)
     failed = moved.failed(history) if callable(moved.failed) else moved.failed

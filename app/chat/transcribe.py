@@ -25,6 +25,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from ..store import ConversationDeleted, Store, StoredTree, StoredTurn, StoredUser, history_of, retry_point
+from ..store.numbers import EntryNumbers
 from ..stream import ToolCallBlock
 from ..stream.attachments import Attachment
 from ..stream.history import Entry
@@ -69,7 +70,7 @@ class TranscriptWriter:
         self._flushed: dict[int, int] = {}
         self._provider = provider
         #: The entries this session knows (every branch): loaded with it, or written by it.
-        self._known: set[int] = {item.seq for item in stored.tree} if stored else set()
+        self._known = EntryNumbers(item.seq for item in stored.tree) if stored else EntryNumbers()
         #: The user message the exchange in progress began with (None: the last one stored).
         self._user: int | None = None
         #: The conversation is stored (loaded, or created with the first message): never created again.
