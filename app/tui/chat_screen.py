@@ -22,7 +22,6 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.content import Content
 from textual.notifications import SeverityLevel
-from textual.screen import Screen
 from textual.widgets import Footer, Static, TextArea
 
 from widgets.approval_prompt import ApprovalPrompt
@@ -44,6 +43,7 @@ from .compacting import Compacting
 from .composer import Composer
 from .context import SlashContext
 from .exchange import Exchanges
+from .frames import SteadyFrames
 from .keys import APPROVAL_KEYS, APPROVAL_LETTERS, CHAT_KEYS
 from .live import LiveView
 from .sign_in import SignInDesk
@@ -68,7 +68,7 @@ STARTED_POLL = 0.05
 __all__ = ["ChatScreen"]
 
 
-class ChatScreen(Screen[None]):
+class ChatScreen(SteadyFrames[None]):
     DEFAULT_CSS = """
     ChatScreen { layout: vertical; }
     ChatScreen #transcript { height: 1fr; padding: 0 1 0 1; }

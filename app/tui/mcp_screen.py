@@ -15,11 +15,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ..stream.inert import inert
+from .frames import SteadyFrames
 
 __all__ = ["McpScreen"]
 
@@ -27,7 +27,7 @@ __all__ = ["McpScreen"]
 _SHOWN_MESSAGES = 8
 
 
-class McpScreen(Screen[None]):
+class McpScreen(SteadyFrames[None]):
     DEFAULT_CSS = """
     McpScreen { layout: vertical; }
     McpScreen #heading { padding: 0 1; background: $panel; }

@@ -23,13 +23,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen, Screen
+from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ..rules.titles import clean_title
 from ..rules.words import plural
 from ..stream.inert import inert
+from .frames import SteadyFrames
 
 __all__ = ["TranscriptsScreen", "ConfirmDelete", "RenameDialog"]
 
@@ -97,7 +98,7 @@ class RenameDialog(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class TranscriptsScreen(Screen[tuple[str, int | None] | None]):
+class TranscriptsScreen(SteadyFrames[tuple[str, int | None] | None]):
     DEFAULT_CSS = """
     TranscriptsScreen { layout: vertical; }
     TranscriptsScreen #heading { padding: 0 1; background: $panel; }

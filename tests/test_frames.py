@@ -1,0 +1,155 @@
+"""A screen's frame comes as soon as it is asked for (``app/tui/frames.py``).
+
+The timers run on a fake clock: each test says when a redraw is asked for and reads when the frame
+came, so nothing here waits for real time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import pytest
+import textual._time
+import textual.timer
+from textual.timer import Timer
+
+from app.tui.app import make_app
+from app.tui.frames import FrameTimer
+from tests.test_tui import demo_config
+from widgets.prompt_input import PromptInput
+
+PERIOD = 1 / 60
+#: What drawing a frame costs on the fake clock.
+FRAME = 0.004
+#: The fake clock's step.
+STEP = 0.0005
+
+
+class Clock:
+    """Textual's clock and sleep, moved on only by ``advance``."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+        self._sleepers: list[tuple[float, asyncio.Future[None]]] = []
+
+    def time(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        if seconds <= 0:
+            await asyncio.sleep(0)
+            return
+        woken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._sleepers.append((self.now + seconds, woken))
+        await woken
+
+    async def advance(self, seconds: float) -> None:
+        end = self.now + seconds
+        while self.now < end - 1e-9:
+            self.now = min(self.now + STEP, end)
+            for deadline, woken in [s for s in self._sleepers if s[0] <= self.now + 1e-9]:
+                self._sleepers.remove((deadline, woken))
+                woken.set_result(None)
+            await settle()
+
+    async def until(self, done: Callable[[], bool], limit: float = 0.2) -> None:
+        end = self.now + limit
+        await settle()
+        while not done() and self.now < end:
+            await self.advance(STEP)
+        assert done(), "no frame came"
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    clock = Clock()
+    monkeypatch.setattr(textual._time, "get_time", clock.time)
+    monkeypatch.setattr(textual._time, "sleep", clock.sleep)
+    monkeypatch.setattr(textual.timer, "sleep", clock.sleep)  # Textual's timer imports it by name
+    return clock
+
+
+class Target:
+    """What a timer ticks for (held weakly by it)."""
+
+
+def drawn_by(kind: type[Timer], clock: Clock) -> tuple[Timer, list[float]]:
+    """A timer of ``kind`` that records when each tick came and pauses itself, as a screen's does."""
+    ticks: list[float] = []
+
+    class Recording(kind):  # type: ignore[valid-type,misc]
+        async def _tick(self, *, next_timer: float, count: int) -> None:
+            ticks.append(clock.now)
+            self.pause()
+            clock.now += FRAME
+
+    target = Target()
+    timer = Recording(target, PERIOD, name="screen_update", pause=True)
+    timer._keep = target
+    return timer, ticks
+
+
+async def settle() -> None:
+    for _ in range(10):
+        await asyncio.sleep(0)
+
+
+async def key_after_blink(kind: type[Timer], clock: Clock) -> tuple[float, float]:
+    """A frame, half a second of nothing, a frame (the input box's cursor blinks), and 2 ms later a key
+    asks for another: the seconds from the blink's frame to the key's, and from the blink's ask to its
+    frame."""
+    timer, ticks = drawn_by(kind, clock)
+    timer._start()
+    try:
+        timer.resume()
+        await clock.until(lambda: len(ticks) == 1)
+        await clock.advance(0.5)
+        asked = clock.now
+        timer.resume()
+        await clock.until(lambda: len(ticks) == 2)
+        idle_wait = ticks[1] - asked
+        await clock.advance(0.002)
+        timer.resume()
+        await clock.until(lambda: len(ticks) == 3)
+    finally:
+        await Timer._stop_all([timer])
+    return ticks[2] - ticks[1], idle_wait
+
+
+async def test_a_frame_asked_for_after_a_pause_comes_at_once(clock: Clock) -> None:
+    between, idle_wait = await key_after_blink(FrameTimer, clock)
+    assert idle_wait == 0.0
+    assert between == pytest.approx(PERIOD, abs=STEP)  # a frame's time after the last, no more
+
+
+async def test_textuals_own_timer_waits_more_than_a_period_after_a_pause(clock: Clock) -> None:
+    """Why ``FrameTimer`` exists: when this fails, Textual's timer no longer skips a tick after a pause
+    and ``SteadyFrames`` can go."""
+    between, _ = await key_after_blink(Timer, clock)
+    assert between > PERIOD + STEP
+
+
+async def test_frames_asked_for_without_pause_are_a_period_apart(clock: Clock) -> None:
+    timer, ticks = drawn_by(FrameTimer, clock)
+    timer._start()
+    try:
+        for count in range(1, 6):
+            timer.resume()  # asked for again as soon as the last one is drawn: a stream at full speed
+            await clock.until(lambda count=count: len(ticks) == count)  # type: ignore[misc]
+    finally:
+        await Timer._stop_all([timer])
+    gaps = [later - earlier for earlier, later in zip(ticks, ticks[1:], strict=False)]
+    assert gaps == pytest.approx([PERIOD] * 4, abs=STEP)
+
+
+async def test_the_chat_screen_is_drawn_by_the_frame_timer() -> None:
+    app = make_app(config=demo_config())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        timer = app.screen._update_timer
+        assert isinstance(timer, FrameTimer)
+        assert timer is app.screen._update_timer  # one timer for the screen's life
+        await pilot.press("h", "i")
+        await pilot.pause()
+        assert app.screen.query_one(PromptInput).text == "hi"
