@@ -172,3 +172,16 @@ def test_a_closed_pipe_is_not_a_traceback(tmp_path: Path) -> None:
     result = subprocess.run(f"{sys.executable} -m app inspect {path} | head -1", shell=True, cwd=ROOT,
                             capture_output=True, text=True)
     assert "Traceback" not in result.stderr
+
+
+def test_the_command_line_does_not_load_httpxs_own_command_line() -> None:
+    """httpx imports its command line (click and more, 3.3 MB) when click is installed, and it is here;
+    callstream's entry point keeps it out, and httpx's ``main`` still answers (as without click)."""
+    probe = ("import sys, importlib.util; import app.cli, httpx; "
+             "print(importlib.util.find_spec('click') is not None, 'click' in sys.modules, "
+             "'httpx._main' in sys.modules and sys.modules['httpx._main'] is not None, callable(httpx.main))")
+    shown = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
+    installed, click_loaded, cli_loaded, main_defined = shown.stdout.split()
+    if installed != "True":
+        pytest.skip("click is not installed here: httpx would not load its command line anyway")
+    assert (click_loaded, cli_loaded, main_defined) == ("False", "False", "True")

@@ -17,6 +17,12 @@ from .. import __version__
 
 __all__ = ["main", "COMMANDS"]
 
+# httpx imports its own command line (``httpx._main``: click, and rich's syntax highlighting of
+# responses) whenever click is installed, and it is here (uvicorn, under the MCP SDK, needs it): 3.3 MB
+# of every callstream process's memory for a command this program never runs. A ``None`` in
+# ``sys.modules`` makes that import fail, and httpx then defines its ``main`` without it.
+sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+
 # command name → module under app/cli that registers and runs it
 COMMANDS: dict[str, str] = {
     "inspect": "inspect",
