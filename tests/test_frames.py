@@ -153,3 +153,24 @@ async def test_the_chat_screen_is_drawn_by_the_frame_timer() -> None:
         await pilot.press("h", "i")
         await pilot.pause()
         assert app.screen.query_one(PromptInput).text == "hi"
+
+
+def test_every_screen_of_the_app_is_drawn_by_the_frame_timer() -> None:
+    """One rule for every screen (the modals too: an input box blinks in the rename dialog)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    from textual.screen import Screen
+
+    import app.tui
+    from app.tui.frames import SteadyFrames
+
+    screens = {}
+    for info in pkgutil.iter_modules(app.tui.__path__):
+        module = importlib.import_module(f"app.tui.{info.name}")
+        for name, value in vars(module).items():
+            if inspect.isclass(value) and issubclass(value, Screen) and value.__module__ == module.__name__:
+                screens[name] = value
+    assert {"ChatScreen", "TranscriptsScreen", "McpScreen", "CopyPicker", "RenameDialog"} <= set(screens)
+    assert [name for name, screen in screens.items() if not issubclass(screen, SteadyFrames)] == []

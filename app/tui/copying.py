@@ -29,6 +29,7 @@ from ..stream import ToolCallBlock
 from ..stream.history import Assistant, User
 from ..stream.inert import inert
 from ..stream.preview import result_line, visible_fields
+from .frames import SteadyFrames
 
 if TYPE_CHECKING:
     from .context import DisplaySpecs, SlashContext
@@ -146,7 +147,7 @@ def copy_command(context: SlashContext, argument: str) -> None:
     context.note("Usage: /copy, /copy code [N], /copy card, /copy result (Ctrl+Y picks any block)", "warning")
 
 
-class CopyPicker(ModalScreen[None]):
+class CopyPicker(SteadyFrames[None], ModalScreen[None]):
     """Ctrl+Y: pick a block to copy (↑/↓, Enter; Esc closes)."""
 
     DEFAULT_CSS = """

@@ -13,8 +13,9 @@ drawn from 28.9 ms). The person sees the same wait on any key.
 ``FrameTimer`` keeps Textual's one rule that matters, no two frames closer than a period, and drops the
 grid: a frame asked for a period or more after the last one began is drawn at once, one asked for sooner
 waits out the rest of the period. ``SteadyFrames`` gives a screen this timer in place of Textual's (the
-one property ``Screen`` reads it through); Textual is pinned, and ``tests/test_frames.py`` says when
-its timer no longer needs this (it checks the wait it replaces is still there).
+one property ``Screen`` reads it through). Every screen of the app is one, the modals too (a test
+finds them all); Textual is pinned, and ``tests/test_frames.py`` says when its timer no longer needs
+this (it checks the wait it replaces is still there).
 """
 
 from __future__ import annotations

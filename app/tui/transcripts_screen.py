@@ -43,7 +43,7 @@ _DIALOG_CSS = """
 """
 
 
-class ConfirmDelete(ModalScreen[bool]):
+class ConfirmDelete(SteadyFrames[bool], ModalScreen[bool]):
     """y deletes, n or Esc keeps it."""
 
     DEFAULT_CSS = _DIALOG_CSS.format(name="ConfirmDelete")
@@ -66,7 +66,7 @@ class ConfirmDelete(ModalScreen[bool]):
         self.dismiss(yes)
 
 
-class RenameDialog(ModalScreen[str | None]):
+class RenameDialog(SteadyFrames[str | None], ModalScreen[str | None]):
     """Enter saves the title (``clean_title``'s rule, its complaint shown in place), Esc cancels."""
 
     DEFAULT_CSS = _DIALOG_CSS.format(name="RenameDialog")
