@@ -74,7 +74,7 @@ class Target:
     """What a timer ticks for (held weakly by it)."""
 
 
-def drawn_by(kind: type[Timer], clock: Clock) -> tuple[Timer, list[float]]:
+def drawn_by(kind: type[Timer], clock: Clock, cost: float = FRAME) -> tuple[Timer, list[float]]:
     """A timer of ``kind`` that records when each tick came and pauses itself, as a screen's does."""
     ticks: list[float] = []
 
@@ -82,7 +82,7 @@ def drawn_by(kind: type[Timer], clock: Clock) -> tuple[Timer, list[float]]:
         async def _tick(self, *, next_timer: float, count: int) -> None:
             ticks.append(clock.now)
             self.pause()
-            clock.now += FRAME
+            clock.now += cost
 
     target = Target()
     timer = Recording(target, PERIOD, name="screen_update", pause=True)
@@ -130,17 +130,28 @@ async def test_textuals_own_timer_waits_more_than_a_period_after_a_pause(clock: 
     assert between > PERIOD + STEP
 
 
-async def test_frames_asked_for_without_pause_are_a_period_apart(clock: Clock) -> None:
-    timer, ticks = drawn_by(FrameTimer, clock)
+async def back_to_back(clock: Clock, cost: float) -> list[float]:
+    """Frames asked for again as soon as the last is drawn (a stream at full speed): the seconds between
+    their starts."""
+    timer, ticks = drawn_by(FrameTimer, clock, cost)
     timer._start()
     try:
         for count in range(1, 6):
-            timer.resume()  # asked for again as soon as the last one is drawn: a stream at full speed
+            timer.resume()
             await clock.until(lambda count=count: len(ticks) == count)  # type: ignore[misc]
     finally:
         await Timer._stop_all([timer])
-    gaps = [later - earlier for earlier, later in zip(ticks, ticks[1:], strict=False)]
-    assert gaps == pytest.approx([PERIOD] * 4, abs=STEP)
+    return [later - earlier for earlier, later in zip(ticks, ticks[1:], strict=False)]
+
+
+async def test_frames_asked_for_without_pause_are_a_period_apart(clock: Clock) -> None:
+    assert await back_to_back(clock, FRAME) == pytest.approx([PERIOD] * 4, abs=STEP)
+
+
+async def test_after_a_frame_longer_than_a_period_the_next_waits_two(clock: Clock) -> None:
+    """Slow frames are not drawn back to back: the event loop is the stream's too."""
+    slow = 2.5 * PERIOD
+    assert await back_to_back(clock, slow) == pytest.approx([slow + 2 * PERIOD] * 4, abs=STEP)
 
 
 async def test_the_chat_screen_is_drawn_by_the_frame_timer() -> None:
