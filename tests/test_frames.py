@@ -38,7 +38,7 @@ class Clock:
 
     async def sleep(self, seconds: float) -> None:
         if seconds <= 0:
-            await asyncio.sleep(0)
+            await one_turn()
             return
         woken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._sleepers.append((self.now + seconds, woken))
@@ -90,9 +90,19 @@ def drawn_by(kind: type[Timer], clock: Clock, cost: float = FRAME) -> tuple[Time
     return timer, ticks
 
 
+async def one_turn() -> None:
+    """One turn of the event loop (a zero-second sleep): the tasks ready now run, no time passes."""
+    loop = asyncio.get_running_loop()
+    turned: asyncio.Future[None] = loop.create_future()
+    loop.call_soon(turned.set_result, None)
+    await turned
+
+
 async def settle() -> None:
+    """The timer's task has run as far as it can without the fake clock moving (it waits on an event or
+    a fake sleep after a few turns)."""
     for _ in range(10):
-        await asyncio.sleep(0)
+        await one_turn()
 
 
 async def key_after_blink(kind: type[Timer], clock: Clock) -> tuple[float, float]:

@@ -41,7 +41,7 @@ OVERRUN_WAIT = 2
 
 class FrameTimer(Timer):
     """A repeating timer for a screen's frames: a tick as soon as it is resumed, once ``interval`` has
-    passed since the last tick began."""
+    passed since the last tick began (``OVERRUN_WAIT`` intervals after it ended, when it took longer)."""
 
     async def _run(self) -> None:
         interval = self._interval
