@@ -10,6 +10,7 @@ cheaper ``reflow_visible`` is not one.
 from __future__ import annotations
 
 import gc
+import sys
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -125,24 +126,40 @@ def test_the_collection_between_turns_walks_only_what_the_turn_made() -> None:
         assert garbage() is None
 
 
-def test_the_collection_between_turns_counts_the_frozen_without_walking_them(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Why: ``gc.get_freeze_count`` walks the whole frozen list (15–25 ms a turn in a long sitting);
-    the collector counts what it freezes instead, and its count is the interpreter's."""
+def test_the_collection_between_turns_measures_the_heap_without_walking_the_frozen(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Why: ``gc.get_freeze_count`` walks the whole frozen list (10–15 ms a turn in a long sitting);
+    the collector reads the allocator's count of blocks instead."""
     with settled():
         kept = [Node() for _ in range(2000)]
-        counted = gc.get_freeze_count
 
         def walked() -> int:
             raise AssertionError("the frozen list walked to count it")
 
         monkeypatch.setattr(gc, "get_freeze_count", walked)
         collector.between_turns()
-        monkeypatch.setattr(gc, "get_freeze_count", counted)
-        assert abs(collector._frozen - gc.get_freeze_count()) < 50
         assert len(kept) == 2000
 
 
-def test_a_cycle_dropped_after_it_was_frozen_is_freed_once_the_frozen_grow_by_a_quarter() -> None:
+def test_frozen_objects_freed_by_their_count_do_not_bring_the_thorough_pass(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Why: an exchange's survivors include what the next frame lets go (the compositor's map, lines);
+    counted as they were frozen, they looked like growth, and the 100 ms pass ran every exchange or
+    two in a long sitting that had not grown."""
+    passes: list[int] = []
+    thorough = collector._thorough
+    monkeypatch.setattr(collector, "_thorough", lambda: (passes.append(1), thorough()))
+    with settled():
+        for _ in range(12):
+            start, made = sys.getallocatedblocks(), []
+            while sys.getallocatedblocks() < start * 1.15:  # an exchange's survivors: the heap a seventh larger
+                made += [(object(), [n]) for n in range(1000)]
+            collector.between_turns()  # frozen while alive ...
+            del made  # ... and freed by their count before the next turn
+        assert passes == []
+
+
+def test_a_cycle_dropped_after_it_was_frozen_is_freed_once_the_heap_grows_by_a_quarter() -> None:
     with settled():
         removed = Node()
         gone = weakref.ref(removed)
@@ -150,10 +167,25 @@ def test_a_cycle_dropped_after_it_was_frozen_is_freed_once_the_frozen_grow_by_a_
         del removed  # a widget removed later: garbage among the frozen
         collector.between_turns()
         assert gone() is not None  # the cheap collection does not walk the frozen
-        grown = [[] for _ in range(int(gc.get_freeze_count() * (collector.THOROUGH_GROWTH - 1)) + 1000)]
-        collector.between_turns()  # the frozen population grew by a quarter: the thorough pass
+        quarter = int(collector._thorough_at * collector.THOROUGH_GROWTH) - sys.getallocatedblocks()
+        grown = [[] for _ in range(quarter + 1000)]  # a block each
+        collector.between_turns()  # the heap grew by a quarter: the thorough pass
         assert gone() is None
         assert len(grown) > 0
+
+
+def test_a_reset_s_thorough_pass_frees_the_frozen_but_keeps_the_baseline_of_growth() -> None:
+    """Why: a live sitting shown again from the store empties the transcript, collects, and refills it;
+    measured empty, the heap's refill looked like growth and brought a second 100 ms pass."""
+    with settled():
+        removed = Node()
+        gone = weakref.ref(removed)
+        collector.between_turns()  # frozen while shown
+        del removed  # the reset removed it
+        baseline = collector._thorough_at
+        collector.pages_dropped(thorough=True)
+        assert gone() is None
+        assert collector._thorough_at == baseline
 
 
 async def test_an_exchange_s_usage_line_stays_where_it_was_mounted(home: Path) -> None:

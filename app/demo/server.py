@@ -211,7 +211,9 @@ class DemoServer:
         if dialect == "gemini":
             request.stream = "alt=sse" in url.query
             request.model = url.path.rsplit("/", 1)[-1].split(":", 1)[0]
-        key = hashlib.sha256(url.path.encode() + b"\0" + json.dumps(payload, sort_keys=True).encode()).hexdigest()
+        # the request as sent (a retry sends the same bytes): re-writing it in a canonical form first took as
+        # long as parsing it, the whole conversation each request of a long sitting
+        key = hashlib.sha256(url.path.encode() + b"\0" + (body or b"")).hexdigest()
         attempt = self._attempt(key)
         plan = reply(request.history, request.tools, attempt, dialect)
         usage = (_tokens(len(body)), _tokens(_plan_size(plan)))

@@ -13,7 +13,6 @@ defaults; ``[limits]`` in the config overrides them (``app/settings/limits.py``)
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import accumulate
@@ -35,15 +34,27 @@ class TooDeep(ValueError):
         super().__init__(f"nesting too deep (deeper than {MAX_DEPTH} levels)")
 
 
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+#: Every byte but a quote or a bracket, deleted by ``bytes.translate`` (UTF-8's multi-byte sequences
+#: never hold these four, so what is left of any text is its quotes and brackets, in order).
+_NOT_QUOTE_OR_BRACKET = bytes(c for c in range(256) if c not in b'"[]{}')
+#: A bracket's step in depth, by byte.
+_STEP = [0] * 256
+_STEP[ord("[")] = _STEP[ord("{")] = 1
+_STEP[ord("]")] = _STEP[ord("}")] = -1
 
 
-def _too_deep_text(text: str) -> bool:
-    if text.count("[") + text.count("{") <= MAX_DEPTH:
+def _too_deep_text(text: str | bytes) -> bool:
+    """Whether JSON ``text`` nests deeper than MAX_DEPTH, read from its brackets outside strings.
+
+    In C passes over the text, then one over what is left of it: an escaped backslash, then an
+    escaped quote, cannot open or close a string, so both go; then all but the quotes and brackets;
+    between the quotes, what is left is inside strings. (A regular expression that skipped strings
+    took 6 ms on a 360 KB request, the demo model's every request in a long sitting; this, 1 ms.)"""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    if data.count(b"[") + data.count(b"{") <= MAX_DEPTH:
         return False  # cannot nest deeper than it has openers
-    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    kept = data.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_QUOTE_OR_BRACKET)
+    brackets = b"".join(kept.split(b'"')[::2])
     return max(accumulate(map(_STEP.__getitem__, brackets)), default=0) > MAX_DEPTH
 
 
@@ -54,9 +65,11 @@ _OPENERS = ("{", "[")
 
 def loads(text: str | bytes, decoder: json.JSONDecoder | None = None) -> Any:
     """``json.loads`` (or ``decoder.decode``) that refuses nesting deeper than MAX_DEPTH (``TooDeep``)."""
-    if type(text) is not str:
-        text = text.decode("utf-8", "replace") if isinstance(text, bytes | bytearray) else text
-    if text.count("[") + text.count("{") > MAX_DEPTH and _too_deep_text(text):
+    if isinstance(text, bytes | bytearray):
+        if _too_deep_text(bytes(text) if isinstance(text, bytearray) else text):
+            raise TooDeep()
+        text = text.decode("utf-8", "replace")
+    elif text.count("[") + text.count("{") > MAX_DEPTH and _too_deep_text(text):
         raise TooDeep()
     if decoder is None and text[:1] in _OPENERS:
         # the common case, an object with nothing around it: the C scanner

@@ -20,14 +20,20 @@ a key press that waits. So:
   a stream's short-lived garbage dies.
 - ``between_turns`` (an exchange has ended): a full collection of what is not
   frozen — what was made since the last one, about one exchange — while the
-  person reads the reply; what survives it is frozen in turn, and counted as
-  it is (the interpreter counts its frozen objects by walking them all). Its cost is
+  person reads the reply; what survives it is frozen in turn. Its cost is
   what the exchange made, not what the conversation holds. Garbage cycles
   among frozen objects (a widget removed later) wait for the thorough pass:
-  everything unfrozen and collected once the frozen population has grown by
-  a quarter since the last one (CPython's own rule for its automatic full
-  collections), so that work stays proportional to what was made
-  (amortized) and the memory it can hold back stays under a quarter.
+  everything unfrozen and collected once the interpreter's heap (its
+  allocated blocks, ``sys.getallocatedblocks``: read in microseconds) has
+  grown by a quarter since the last one (CPython's own ratio for its
+  automatic full collections), so that work stays proportional to what was
+  made (amortized) and the memory it can hold back stays under a quarter.
+  Not the frozen objects counted as they are frozen: a frozen object freed
+  by its reference count leaves no trace in such a count (an exchange's
+  survivors, 28,000 objects, included the compositor's map and lines that the
+  next frame let go; counted, the quarter came every exchange or two, a
+  100 ms pass each, in a sitting that had not grown); and not the
+  interpreter's own count, which walks the whole frozen list (10–15 ms).
 - ``pages_dropped`` (widgets went while the person reads, no turn running):
   the same collection, freezing nothing; or (``thorough``: the transcript
   was emptied, so widgets frozen after the turns they lived through went) the
@@ -42,6 +48,7 @@ a key press that waits. So:
 from __future__ import annotations
 
 import gc
+import sys
 
 from ..files.heap import give_back
 
@@ -51,17 +58,21 @@ __all__ = ["hold", "release", "settle", "between_turns", "pages_dropped", "resto
 #: A full collection is due after this many middle-generation ones: never, in practice.
 NO_AUTOMATIC_FULL = 1_000_000
 
-#: The thorough pass runs once the frozen population is this much larger than after the last one.
+#: The thorough pass runs once the heap is this much larger than after the last one.
 THOROUGH_GROWTH = 1.25
 
 _saved: tuple[int, int, int] | None = None
 #: ``hold`` switched automatic collections off (and they were on).
 _held = False
-#: The frozen population after the last thorough pass (or the settle).
+#: The heap's size (``_heap``) after the last thorough pass (or the settle); 0 when not settled.
 _thorough_at = 0
-#: The frozen population now, counted as it is frozen: ``gc.get_freeze_count`` walks the whole frozen
-#: list to count it (CPython 3.11), 15–25 ms after every turn of a long live sitting.
-_frozen = 0
+
+
+def _heap() -> int:
+    """The interpreter's allocated blocks: every object and small buffer it holds, frozen or not, and
+    dead as soon as freed. Under another allocator (``PYTHONMALLOC=malloc``, which counts none), the
+    frozen objects, counted by walking them."""
+    return sys.getallocatedblocks() or gc.get_freeze_count()
 
 
 def hold() -> None:
@@ -82,9 +93,9 @@ def release(collect: bool = True) -> None:
 
 
 def settle() -> None:
-    global _saved, _thorough_at, _frozen
+    global _saved, _thorough_at
     gc.freeze()
-    _thorough_at = _frozen = gc.get_freeze_count()
+    _thorough_at = _heap()
     young, middle, old = gc.get_threshold()
     if old != NO_AUTOMATIC_FULL:
         _saved = (young, middle, old)
@@ -92,17 +103,14 @@ def settle() -> None:
 
 
 def between_turns() -> None:
-    global _frozen
     _forget_removed_drawings()
     gc.collect()  # what is not frozen: what was made since the last call
     if not _thorough_at:  # not settled (a replay, or before the warm-up): nothing is frozen here
         return
-    survivors = len(gc.get_objects())  # the unfrozen ones only: what freezing moves
-    if _frozen + survivors >= _thorough_at * THOROUGH_GROWTH:
+    if _heap() >= _thorough_at * THOROUGH_GROWTH:
         _thorough()
     else:
         gc.freeze()
-        _frozen += survivors
 
 
 def pages_dropped(thorough: bool = False) -> None:
@@ -112,19 +120,23 @@ def pages_dropped(thorough: bool = False) -> None:
     stays that of the pages mounted (the window), not of the conversation."""
     _forget_removed_drawings()
     if thorough and _thorough_at:
-        _thorough()
+        _thorough(baseline=False)
     else:
         gc.collect()
 
 
-def _thorough() -> None:
+def _thorough(baseline: bool = True) -> None:
     """Everything unfrozen and collected (widgets frozen after the turns they lived through and removed
-    since are cycles only this frees), what survives frozen again."""
-    global _thorough_at, _frozen
+    since are cycles only this frees), what survives frozen again. ``baseline``: the growth that brings
+    the next pass is counted from the heap now. Not after a reset's pass (``pages_dropped``): it runs
+    with the transcript emptied, which its pages refill at once; counted from there, the refill looked
+    like a quarter's growth a few exchanges later, and a long sitting paid a second pass for each reset."""
+    global _thorough_at
     gc.unfreeze()
     gc.collect()
     gc.freeze()
-    _thorough_at = _frozen = gc.get_freeze_count()
+    if baseline:
+        _thorough_at = _heap()
     _forget_placements()
     give_back()  # the holes the freed widgets left (2 to 4 MB a pass, measured with make bench-long)
 
@@ -158,9 +170,9 @@ def _forget_placements() -> None:
 
 
 def restore() -> None:
-    global _saved, _thorough_at, _frozen
+    global _saved, _thorough_at
     if _saved is not None:
         gc.set_threshold(*_saved)
         _saved = None
     gc.unfreeze()
-    _thorough_at = _frozen = 0
+    _thorough_at = 0
