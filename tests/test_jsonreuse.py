@@ -16,7 +16,8 @@ from app.stream.jsonwrite import JSONText
 _SCALARS = (st.none() | st.booleans() | st.integers(min_value=-3, max_value=3)
             | st.sampled_from([0.0, -0.0, 1.0, 2.5]) | st.text(max_size=6))
 _VALUES = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=3)
-                       | st.dictionaries(st.sampled_from(["a", "b", "c"]), inner, max_size=3), max_leaves=12)
+                       | st.dictionaries(st.sampled_from(["a", "b", "c"]), inner, max_size=3)
+                       | st.builds(JSONText, inner), max_leaves=12)
 #: Bodies as requests are: a dict whose lists (the history) grow, or change, from one to the next.
 _BODIES = st.fixed_dictionaries({"model": st.text(max_size=4), "messages": st.lists(_VALUES, max_size=6)})
 
@@ -71,6 +72,23 @@ def test_arguments_and_attachments_are_compared_by_what_they_write() -> None:
         assert _written(reuse, body) == _dumps(body)
 
 
+def test_a_message_with_calls_keeps_its_text() -> None:
+    """Why: on the OpenAI wires every assistant message with calls holds its arguments as ``JSONText``
+    (no json encoder writes it at once); such a message, when short, is written once and its text
+    reused, not written again at every later request of the sitting."""
+    reuse = Reuse()
+    call = {"role": "assistant", "content": None,
+            "tool_calls": [{"id": "c1", "type": "function",
+                            "function": {"name": "get_order", "arguments": JSONText({"order_id": "A-1042"})}}]}
+    body = {"messages": [{"role": "user", "content": "hi"}, call]}
+    assert _written(reuse, body) == _dumps(body)
+    texts = reuse._kept["messages"][1]
+    assert texts[1] == json.dumps(jsonwrite.plain(call), ensure_ascii=False, separators=(",", ":"))
+    grown = {"messages": [*body["messages"], {"role": "tool", "tool_call_id": "c1", "content": "{}"}]}
+    assert _written(reuse, grown) == _dumps(grown)
+    assert reuse._kept["messages"][1][1] is texts[1]  # reused, not written again
+
+
 def test_an_item_that_is_not_small_keeps_no_text() -> None:
     """Why: a 10 MB argument in the history is written a piece at a time on every request, never
     held as one string (what ``make bench-memory`` measures)."""
@@ -83,6 +101,9 @@ def test_an_item_that_is_not_small_keeps_no_text() -> None:
     pieces = list(reuse.writer({"messages": list(body["messages"])})())
     assert max(map(len, pieces)) <= 2 * jsonwrite.PIECE + 64
     assert b"".join(pieces) == _dumps(body)
+    lazy = {"messages": [{"role": "assistant", "tool_calls": [{"arguments": JSONText({"q": huge})}]}]}
+    assert _written(reuse, lazy) == _dumps(lazy)
+    assert reuse._kept["messages"][1] == [None]  # a long argument keeps no text either
 
 
 def test_a_value_that_is_not_a_dict_is_written_as_chunks_writes_it() -> None:

@@ -12,8 +12,8 @@ written from that text, and only the rest is encoded.
 "The same" is strict: the same types as well as equal values, keys in the
 same order (Python's ``==`` holds ``1``, ``1.0`` and ``True`` equal, and
 dicts equal whatever their order; their JSON differs). An item whose text
-is not small (``jsonwrite.small_text``: a 10 MB argument, an attachment's
-base64) keeps no text: it is written a piece at a time every time, as
+is longer than ``jsonwrite.PIECE`` characters (a 10 MB argument, an
+attachment's base64) keeps no text: it is written a piece at a time every time, as
 before, so no copy of its size is held. What is kept is about the history's
 text (0.4 MB at 500 exchanges), beside the history itself.
 
@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from json.encoder import encode_basestring
 from typing import Any
 
-from .jsonwrite import JSONText, LazyString, batched, key_text, pieces, small_text
+from .jsonwrite import PIECE, JSONText, LazyString, batched, key_text, pieces, small_text
 
 __all__ = ["Reuse"]
 
@@ -69,8 +69,33 @@ def _texts(items: list[Any], last: tuple[list[Any], list[str | None]] | None) ->
                 break
             texts.append(text)
     for item in items[len(texts):]:
-        texts.append(small_text(item) if type(item) in (dict, list, tuple) else None)
+        texts.append(_kept_text(item))
     return texts
+
+
+def _kept_text(item: Any) -> str | None:
+    """The text kept of a new item: json's own writing of it when it is small (``small_text``); else,
+    when it holds a ``LazyString`` but is written in at most ``PIECE`` characters (an assistant message
+    with calls on the OpenAI wires: its arguments are ``JSONText``), its pieces joined, written once
+    here instead of at every later request (at 500 exchanges, a twentieth of a turn's time on the
+    event loop, measured with py-spy); ``None`` for a larger one or one json refuses (the writing of
+    the body refuses it, as before)."""
+    if type(item) not in (dict, list, tuple):
+        return None
+    text = small_text(item)
+    if text is not None:
+        return text
+    gathered: list[str] = []
+    size = 0
+    try:
+        for piece in pieces(item):
+            size += len(piece)
+            if size > PIECE:
+                return None
+            gathered.append(piece)
+    except (TypeError, ValueError):
+        return None
+    return "".join(gathered)
 
 
 def _written(value: dict[Any, Any], kept: _Kept) -> Iterator[str]:
