@@ -201,3 +201,16 @@ async def test_an_exchange_s_usage_line_stays_where_it_was_mounted(home: Path) -
         now = list(app.screen.query(UsageLine))
     assert len(first) == 1 and len(now) == 2
     assert now[0] is first[0]
+
+
+def test_each_collection_between_turns_gives_the_freed_memory_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Why: the holes what a turn freed leaves in glibc's heap stay resident otherwise; handed back
+    only at the thorough pass (every few exchanges), a live sitting's RSS grew by a fifth in 500
+    exchanges (0.3 ms a turn: 0.7 MB less at 160, measured)."""
+    given: list[int] = []
+    monkeypatch.setattr(collector, "give_back", lambda: given.append(1))
+    with settled():
+        collector.between_turns()
+        assert given == [1]
+        collector.between_turns()
+        assert given == [1, 1]

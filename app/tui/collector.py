@@ -34,6 +34,9 @@ a key press that waits. So:
   next frame let go; counted, the quarter came every exchange or two, a
   100 ms pass each, in a sitting that had not grown); and not the
   interpreter's own count, which walks the whole frozen list (10–15 ms).
+  Each turn's collection ends by handing the C allocator's free memory back
+  to the system (``give_back``, 0.3 ms: 0.7 MB less RSS at 160 exchanges of
+  a live sitting, measured); the thorough pass's too.
 - ``pages_dropped`` (widgets went while the person reads, no turn running):
   the same collection, freezing nothing; or (``thorough``: the transcript
   was emptied, so widgets frozen after the turns they lived through went) the
@@ -110,6 +113,7 @@ def between_turns() -> None:
     if _heap() >= _thorough_at * THOROUGH_GROWTH:
         _thorough()
     else:
+        give_back()  # (before the freeze: what its first call loads, ctypes, is frozen too)
         gc.freeze()
 
 
