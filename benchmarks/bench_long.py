@@ -425,7 +425,7 @@ async def live_session(exchanges: int, points: list[int]) -> dict[str, Any]:
 def live_in_child(exchanges: int, points: list[int], work: Path) -> dict[str, Any]:
     home = work / "live-home"
     home.mkdir()
-    (home / "config.toml").write_text("[providers.demo]\nspeed = 0\n")
+    (home / "config.toml").write_text('[providers.demo]\nprovider = "demo"\nspeed = 0\n')
     env = {**os.environ, "CALLSTREAM_HOME": str(home), "CALLSTREAM_CONFIG": str(home / "config.toml")}
     out = subprocess.run([PYTHON, __file__, "--live-child", str(exchanges), "--points", ",".join(map(str, points))],
                          env=env, cwd=ROOT, check=True, capture_output=True, text=True)

@@ -204,3 +204,21 @@ def test_a_request_option_json_cannot_carry_is_a_config_error(home: Path, value:
         load_config()
     code, out, err = ask("hello", "--provider", "p")
     assert code == 2 and "options.temperature cannot be sent as JSON" in err and "Traceback" not in err
+
+
+def test_the_demo_s_own_profile_is_the_demo_used_when_no_default_is_named(home: Path) -> None:
+    """Why: ``[providers.demo]`` with ``speed = 0`` and no ``default`` was read and then passed over for
+    the built-in demo at speed 1: ``make bench-long``'s "full speed" live session ran at a real model's
+    pace (about 0.9 s of scripted pauses an exchange) and nobody was told."""
+    (home / "config.toml").write_text('[providers.demo]\nprovider = "demo"\nspeed = 0\ndialect = "anthropic"\n')
+    profile = load_config().profile()
+    assert (profile.provider, profile.demo_speed, profile.demo_dialect) == ("demo", 0.0, "anthropic")
+
+
+def test_the_demo_s_settings_on_another_provider_get_a_warning(home: Path) -> None:
+    (home / "config.toml").write_text('[providers.demo]\nspeed = 0\n')  # no provider: an OpenAI-compatible one
+    config = load_config()
+    assert any("providers.demo.speed is the demo model's own setting" in w and "'openai-chat'" in w
+               for w in config.warnings)
+    profile = config.profile()
+    assert (profile.provider, profile.demo_speed) == ("demo", 1.0)  # the built-in demo, as before

@@ -135,7 +135,8 @@ class Config:
 
     def profile(self, name: str | None = None, provider: str | None = None, model: str | None = None,
                 base_url: str | None = None) -> ProviderProfile:
-        """The profile to use: a named one, else the default, else the demo;
+        """The profile to use: a named one, else the default, else the demo (its ``[providers.demo]``
+        profile when that is one of the demo's: its speed and wire format are what the person set);
         ``--provider`` may name a profile or a bare provider."""
         chosen = name or provider
         if chosen and chosen in self.providers:
@@ -150,7 +151,9 @@ class Config:
                 raise ConfigError(f"{self.path}: default = {self.default!r} names no [providers.*] profile")
             return self.profile(self.default, None, model, base_url)
         else:
-            profile = bare_profile("demo")
+            configured = self.providers.get("demo")
+            profile = configured.copy() if configured is not None and configured.provider == "demo" \
+                else bare_profile("demo")
         if model:
             profile.model = model
         if base_url:

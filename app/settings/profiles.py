@@ -27,6 +27,8 @@ PROVIDER_NAMES = (*DIALECT_NAMES, "demo")
 PROVIDER_KEYS = {"provider", "model", "base_url", "key_env", "connect_timeout", "read_timeout", "deadline",
                  "retries", "max_rounds", "options", "dialect", "speed", "tools", "system", "usage",
                  "prices", "context_window"}
+#: The keys only the demo model reads (``_demo``).
+DEMO_KEYS = ("dialect", "speed")
 
 _DEFAULT_KEY_ENV = {
     "openai-chat": "OPENAI_API_KEY",
@@ -133,6 +135,10 @@ def parse_provider(name: str, table: Any, where: str, warnings: list[str]) -> Pr
     provider = table.get("provider", "openai-chat")
     if provider not in PROVIDER_NAMES:
         raise ConfigError(f"{where}.provider must be one of {', '.join(PROVIDER_NAMES)}")
+    for key in DEMO_KEYS:
+        if key in table and provider != "demo":  # (``[providers.demo]`` alone is an OpenAI-compatible profile)
+            warnings.append(f"{where}.{key} is the demo model's own setting, and this profile's provider is "
+                            f"{provider!r}; it is ignored (add provider = \"demo\")")
     for key in ("api_key", "key"):
         if key in table:
             raise ConfigError(f"{where}.{key}: keys do not go in the config file; set key_env to the name of an "
