@@ -22,6 +22,7 @@ import contextlib
 import hashlib
 import json
 import random
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -102,10 +103,14 @@ class DemoServer:
 
     # -- lifecycle ------------------------------------------------------------
 
-    async def open(self) -> None:
-        """Listen on the current loop (``serve-demo`` runs it in the foreground)."""
-        self._server = await asyncio.start_server(self._handle, self.host, self.port, limit=_MAX_HEAD)
-        self.port = self._server.sockets[0].getsockname()[1]
+    async def open(self, sock: socket.socket | None = None) -> None:
+        """Listen on the current loop (``serve-demo`` runs it in the foreground), on ``sock`` if given (a
+        socket already listening: the demo's own process, ``process.py``)."""
+        if sock is not None:
+            self._server = await asyncio.start_server(self._handle, sock=sock, limit=_MAX_HEAD)
+        else:
+            self._server = await asyncio.start_server(self._handle, self.host, self.port, limit=_MAX_HEAD)
+        self.host, self.port = self._server.sockets[0].getsockname()[:2]
 
     async def close(self) -> None:
         if self._server is not None:

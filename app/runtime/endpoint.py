@@ -1,7 +1,8 @@
 """From a profile to something to send requests to: a base URL, headers, a
 dialect. The demo provider starts the embedded server on a free loopback
-port and stops it when closed. Every key read here is registered with
-``redact`` first, so no sink can keep it."""
+port, in a process of its own (``demo/process.py``), and stops it when
+closed. Every key read here is registered with ``redact`` first, so no sink
+can keep it."""
 
 from __future__ import annotations
 
@@ -47,9 +48,9 @@ def is_loopback(url: str) -> bool:
 def open_endpoint(profile: ProviderProfile) -> Endpoint:
     dialect = profile.dialect
     if profile.provider == "demo":
-        from ..demo.server import DemoServer  # the demo's dialects and model: only when it is used
+        from ..demo.process import start_demo  # the demo's dialects and model: only when it is used
 
-        server = DemoServer(speed=profile.demo_speed).start()
+        server = start_demo(profile.demo_speed)
         base = server.base_url + ("/v1" if dialect.startswith("openai") else "")
         return Endpoint(dialect, base, profile.model, profile.label, AUTH_HEADERS[dialect]("demo"), server.stop)
     base_url = profile.default_base_url()

@@ -415,10 +415,13 @@ class ChatScreen(SteadyFrames[None]):
 
     def _room(self) -> Room | None:
         """The context meter's reading (none before the session is attached, nor while a long reopened
-        path's history waits for its first use: the meter is not worth reading all of it)."""
+        path's history waits for its first use: the meter is not worth reading all of it; nor for a model
+        whose window is unknown, which the meter does not show: the estimate reads the whole history, a
+        turn's end each time, 2 ms at 440 exchanges)."""
         if not self._attached or not history_read(self.session):
             return None
-        return room_of(self.session, self._prices().window(self.session.endpoint.model, wait=False))
+        window = self._prices().window(self.session.endpoint.model, wait=False)
+        return room_of(self.session, window) if window else None
 
     def refresh_provider(self) -> None:
         self.status.set_provider(self.session.endpoint.label)
