@@ -22,6 +22,7 @@ from ..jsonwrite import JSONText
 from ..sse import SSEEvent
 from ..usage import Usage, count
 from .base import ModelOnce, error_message, field, load_payload
+from .built import BuiltItems
 from .requests_common import assistant_text, tool_images_words
 from .schemas import adapt
 
@@ -132,25 +133,16 @@ def build_request(
     if system:
         messages.append({"role": "system", "content": system})
     shown: list[ToolResult] = []  # tool results with images, waiting for the user-side message after them
+    building = _BUILT.build()
     for entry in history:
         if shown and not isinstance(entry, ToolResult):
             messages.append(_tool_images(shown))
             shown = []
-        if isinstance(entry, User):
-            messages.append({"role": "user", "content": _user_content(entry)})
-        elif isinstance(entry, Assistant):
-            message: dict[str, Any] = {"role": "assistant", "content": assistant_text(entry) or None}
-            if entry.calls:
-                message["tool_calls"] = [
-                    {"id": c.id, "type": "function",
-                     "function": {"name": c.name, "arguments": JSONText(c.arguments)}}
-                    for c in entry.calls
-                ]
-            messages.append(message)
-        elif isinstance(entry, ToolResult):
-            messages.append({"role": "tool", "tool_call_id": entry.call_id, "content": entry.content})
-            if entry.images:
-                shown.append(entry)
+        if isinstance(entry, User | Assistant | ToolResult):
+            messages.append(building.item(entry, _message))
+        if isinstance(entry, ToolResult) and entry.images:
+            shown.append(entry)
+    building.done()
     if shown:
         messages.append(_tool_images(shown))
     body: dict[str, Any] = {"model": model, "stream": True, **USAGE_REQUEST, "messages": messages}
@@ -161,6 +153,24 @@ def build_request(
             for t in tools
         ]
     return "/chat/completions", body
+
+
+#: Each entry's message, given again while the entry is unchanged (``built.py``).
+_BUILT = BuiltItems()
+
+
+def _message(entry: User | Assistant | ToolResult) -> dict[str, Any]:
+    if isinstance(entry, User):
+        return {"role": "user", "content": _user_content(entry)}
+    if isinstance(entry, Assistant):
+        message: dict[str, Any] = {"role": "assistant", "content": assistant_text(entry) or None}
+        if entry.calls:
+            message["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": JSONText(c.arguments)}}
+                for c in entry.calls
+            ]
+        return message
+    return {"role": "tool", "tool_call_id": entry.call_id, "content": entry.content}
 
 
 def _part(item: Attachment) -> dict[str, Any]:
