@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["DemoProcess", "start_demo"]
 
 #: The environment the child keeps: where Python and its locale are, nothing else.
-_KEPT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "SYSTEMROOT", "PYTHONPATH")
+_KEPT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "PYTHONPATH")
 #: Where ``app`` is found (the child runs ``-m app.demo.child`` from there).
 _ROOT = Path(__file__).resolve().parents[2]
 

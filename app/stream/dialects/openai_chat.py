@@ -138,8 +138,7 @@ def build_request(
         if shown and not isinstance(entry, ToolResult):
             messages.append(_tool_images(shown))
             shown = []
-        if isinstance(entry, User | Assistant | ToolResult):
-            messages.append(building.item(entry, _message))
+        messages.append(building.item(entry, _message))
         if isinstance(entry, ToolResult) and entry.images:
             shown.append(entry)
     building.done()
