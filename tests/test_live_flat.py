@@ -24,13 +24,15 @@ from app.store import StoredTurn
 from app.stream import TextBlock, Turn
 from app.stream.usage import Usage
 from app.tui import collector
+from app.tui.paging import LIVE_NEAR_SCREENS, NEAR_SCREENS
 from app.tui.tree import LIVE_MOST
 from tests import streamgen
 from tests.faultserver import FaultServer, Reply
 from tests.test_long_session import settled
 from tests.test_session import session_for
-from tests.test_tui import demo_app, send
+from tests.test_tui import SIZE, demo_app, send
 from tests.waiting import quiet, wait_for
+from widgets.page_gap import PageGap
 from widgets.user_message import UserMessage
 
 
@@ -140,3 +142,42 @@ async def test_a_live_sitting_shown_again_collects_its_old_widgets_before_the_pa
     after = log[log.index("reset"):]
     assert "thorough" in after and after.index("thorough") < after.index("load"), " ".join(log)
     assert 0 < shown <= LIVE_MOST + 1
+
+
+async def test_a_live_sitting_shown_again_at_its_end_keeps_one_screen_above_and_a_page_up_brings_more(
+        home: Path) -> None:
+    """Following its end, a live sitting shown again from the store (``tree.LIVE_MOST``) mounts the pages
+    that fill ``LIVE_NEAR_SCREENS`` above the view and no more (without its top page, less than that would
+    be mounted): each re-show builds less, so they come less often. A first PageUp still moves a whole
+    screen, and once the view has left the end the pages that fill ``NEAR_SCREENS`` above it come."""
+    app = demo_app()
+    resets: list[int] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.warmed)
+        transcript: Any = app.screen.query_one("#transcript")
+        window = transcript.window
+        reset = transcript.reset
+
+        def resetting() -> None:
+            resets.append(len(window.mounted))
+            reset()
+
+        transcript.reset = resetting
+        for i in range(LIVE_MOST + 2):
+            await send(app, pilot, f"Show me order A-{1000 + i}")
+        await wait_for(pilot, lambda: bool(resets) and not window.paging and not window._held, "the re-show settled")
+        await quiet(pilot)
+        height = transcript.size.height
+        assert transcript.held_at_end()
+        above = transcript.scroll_y
+        assert above >= LIVE_NEAR_SCREENS * height, (above, height)
+        top = window.mounted[min(window.mounted)]
+        top_rows = window.where(top[-1]).bottom - window.where(top[0]).y
+        assert len(window.mounted) > 1 and above - top_rows < LIVE_NEAR_SCREENS * height, (above, top_rows, height)
+        mounted = len(window.mounted)
+        await pilot.press("pageup")
+        await wait_for(pilot, lambda: len(window.mounted) > mounted, "the pages above, once the view left the end")
+        await quiet(pilot)
+        gaps = [child for child in transcript.children if isinstance(child, PageGap)]
+        floor = window.where(gaps[0]).bottom if gaps else 0
+        assert transcript.scroll_y - floor >= NEAR_SCREENS * height

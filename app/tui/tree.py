@@ -31,10 +31,10 @@ if TYPE_CHECKING:
 __all__ = ["TreeController", "Say", "LIVE_MOST"]
 
 #: The most exchanges (three pages) a live sitting keeps mounted before its last pages are shown again
-#: from the store, as a reopen would (its page, then the pages that fill two screens above: 10 to 13
-#: exchanges mounted in a measured sitting at 120×40). Memory goes with the widgets mounted, and what
-#: Python freed stays with the process (its pools are split up by what outlived them), so the most
-#: mounted at once is what a sitting costs: about what ten exchanges cost, at any length.
+#: from the store (its page, then the pages that fill a screen above, ``paging.LIVE_NEAR_SCREENS``: 6 to 12
+#: exchanges mounted in a measured sitting at 120×40, shown again every eighth). Memory goes with the
+#: widgets mounted, and what Python freed stays with the process (its pools are split up by what outlived
+#: them), so the most mounted at once is what a sitting costs: about what ten exchanges cost, at any length.
 LIVE_MOST = 3 * EXCHANGES_PER_PAGE
 
 

@@ -18,8 +18,8 @@ branch switch) mounts the page of its entry where it belongs, and the pages
 around it the same way; the ones far from it go after its screen is drawn.
 
 The widgets a live session adds come after the last page, which is never
-dropped, so they stay (``tree.LIVE_MOST`` re-shows the last pages from the
-store once they are many).
+dropped, so they stay (``tree.LIVE_MOST`` re-shows the last page from the
+store once they are many, and ``LIVE_NEAR_SCREENS`` above it).
 """
 
 from __future__ import annotations
@@ -346,10 +346,11 @@ class Window:
         opened or the view left the end (``open``'s ``ends``); then, once the person has been still
         ``AHEAD_AFTER`` seconds, what fills ``AHEAD_SCREENS`` around the view, while fewer than
         ``MOST_PAGES`` are mounted beside the pinned ones (more would only be dropped again,
-        ``_trim``). A live sitting at its end goes on there: nothing is mounted ahead of it."""
+        ``_trim``). A live sitting at its end goes on there: ``LIVE_NEAR_SCREENS`` above it, nothing more."""
         height = max(self.transcript.size.height, 1)
-        number = self._reach(NEAR_SCREENS * height)
-        if number is not None or not (self._ends or not self.transcript.held_at_end()):
+        live_end = not self._ends and self.transcript.held_at_end()
+        number = self._reach((paging.LIVE_NEAR_SCREENS if live_end else NEAR_SCREENS) * height)
+        if number is not None or live_end:
             return number
         last = len(self.pages) - 1
         for number in (0, last):
