@@ -4,6 +4,7 @@ an entry gives a new item; and the body is always what a fresh build of the same
 from __future__ import annotations
 
 import copy
+import gc
 import hashlib
 import json
 from typing import Any
@@ -55,6 +56,21 @@ def test_a_growing_history_reuses_the_items_of_the_entries_it_had() -> None:
     assert all(a is b for a, b in zip(first["messages"], second["messages"][:4], strict=True))
     assert not any(m is n for m in second["messages"][4:] for n in first["messages"])
     assert _body(history) == _fresh(history)
+
+
+def test_a_request_of_an_unchanged_history_leaves_nothing_new_to_collect() -> None:
+    """Why: what a request leaves alive until the next one is walked by every young collection meanwhile
+    and by the collection after the turn (``tui.collector``); a hit keeps the very record it had, so the
+    memo of 400 unchanged entries leaves no new object for each (it left 400 new records, each with its mark)."""
+    history = [entry for n in range(100) for entry in _exchange(n)]
+    build_request("m", history, [])
+    gc.collect()
+    before = {id(o) for o in gc.get_objects()}
+    _, body = build_request("m", history, [])
+    gc.collect()
+    new = [o for o in gc.get_objects() if id(o) not in before]
+    assert len(new) < 20, sorted({type(o).__name__ for o in new})
+    assert len(body["messages"]) == 400
 
 
 def test_an_entry_changed_in_place_gets_a_new_item() -> None:
