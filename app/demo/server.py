@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 
 from ..settings.profiles import DEMO_MODEL
 from ..stream.limits import loads
+from .bodies import Bodies
 from .dialects import ENCODERS, PARSERS, Request, RequestError
 from .model import LABEL, reply
 from .plan import Call, Cut, Pause, Plan, Say, frames
@@ -96,6 +97,8 @@ class DemoServer:
         self._server: asyncio.AbstractServer | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self.requests = 0
+        #: The last body read, so the next is read only past what it shares with it (``bodies.py``).
+        self._bodies = Bodies()
 
     @property
     def base_url(self) -> str:
@@ -206,7 +209,7 @@ class DemoServer:
             await self._json(writer, 404, _error_body(None, 404, f"no route for {method} {url.path}"))
             return
         try:
-            payload = loads(body or b"{}")
+            payload = self._bodies.read(body or b"{}")
             if not isinstance(payload, dict):
                 raise RequestError("the request body must be a JSON object")
             request = PARSERS[dialect](payload)

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "TooDeep", "loads", "check_depth", "Limits", "DEFAULT_LIMITS", "one_line", "cut_marker",
-           "MESSAGE_LINE", "size_words", "DETAIL_CHARS", "full_text"]
+__all__ = ["MAX_DEPTH", "TooDeep", "loads", "check_depth", "too_deep_from", "Limits", "DEFAULT_LIMITS", "one_line",
+           "cut_marker", "MESSAGE_LINE", "size_words", "DETAIL_CHARS", "full_text"]
 
 #: The deepest JSON nesting callstream reads or walks (containers, counted
 #: from 1 at the outermost). Real payloads and tool arguments stay far below
@@ -44,21 +44,28 @@ _STEP[ord("]")] = _STEP[ord("}")] = -1
 
 
 def _too_deep_text(text: str | bytes | bytearray) -> bool:
-    """Whether JSON ``text`` nests deeper than MAX_DEPTH, read from its brackets outside strings.
+    """Whether JSON ``text`` nests deeper than MAX_DEPTH (``too_deep_from`` its start)."""
+    return too_deep_from(text, 0)
+
+
+def too_deep_from(text: str | bytes | bytearray, depth: int) -> bool:
+    """Whether JSON text, read from a point outside any string at nesting ``depth``, goes deeper than
+    MAX_DEPTH, read from its brackets outside strings (a piece of a body whose start was checked before:
+    the demo model reads only what a request adds to the last, ``app/demo/bodies.py``).
 
     In C passes over the text, then one over what is left of it: an escaped backslash, then an
     escaped quote, cannot open or close a string, so both go; then all but the quotes and brackets;
     between the quotes, what is left is inside strings. (A regular expression that skipped strings
     took 6 ms on a 360 KB request, the demo model's every request in a long sitting; this, 2.5 ms.)"""
     if isinstance(text, str):
-        if text.count("[") + text.count("{") <= MAX_DEPTH:
+        if depth + text.count("[") + text.count("{") <= MAX_DEPTH:
             return False  # cannot nest deeper than it has openers (the common case: a small event)
         text = text.encode("utf-8", "surrogatepass")
-    elif text.count(b"[") + text.count(b"{") <= MAX_DEPTH:
+    elif depth + text.count(b"[") + text.count(b"{") <= MAX_DEPTH:
         return False
     kept = text.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_QUOTE_OR_BRACKET)
     brackets = b"".join(kept.split(b'"')[::2])
-    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0) > MAX_DEPTH
+    return max(accumulate(map(_STEP.__getitem__, brackets), initial=depth), default=0) > MAX_DEPTH
 
 
 #: The C scanner json.loads ends in: (value, end) of the JSON value at an index.
