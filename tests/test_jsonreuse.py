@@ -110,3 +110,16 @@ def test_a_value_that_is_not_a_dict_is_written_as_chunks_writes_it() -> None:
     reuse = Reuse()
     for value in ([1, 2], "text", {}, {"a": []}):
         assert _written(reuse, value) == _dumps(value)
+
+
+def test_a_long_history_is_written_in_runs_as_it_is() -> None:
+    """Kept texts are written a run at a time: runs end at their length and at an item too large to
+    keep a text of, and the body is still json.dumps's, grown or not."""
+    reuse = Reuse()
+    history: list[Any] = [{"role": "user", "content": f"q{i} é \"x\""} for i in range(70)]
+    body = {"model": "m", "messages": history}
+    assert _written(reuse, body) == _dumps(body)
+    history = [*history, {"role": "tool", "content": "y" * (jsonwrite.PIECE + 5)},
+               *({"role": "user", "content": str(i)} for i in range(40))]
+    for grown in ({"model": "m", "messages": history}, {"model": "m", "messages": [*history, 1.0, True]}):
+        assert _written(reuse, grown) == _dumps(grown)

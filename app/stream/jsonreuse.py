@@ -26,6 +26,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from json.encoder import encode_basestring
+from operator import is_
 from typing import Any
 
 from .jsonwrite import PIECE, JSONText, LazyString, batched, key_text, pieces, small_text
@@ -64,7 +65,13 @@ def _texts(items: list[Any], last: tuple[list[Any], list[str | None]] | None) ->
     """The text of each item: the last value's where the lists agree from the start, else written now."""
     texts: list[str | None] = []
     if last is not None:
-        for (old, text), new in zip(zip(*last, strict=True), items, strict=False):
+        old_items, old_texts = last
+        # the items that are the very objects the last list held, found in C (a request's history is
+        # its builder's memo's items, ``dialects/built.py``: all but the newest are); then ``same``
+        flags = list(map(is_, old_items, items))
+        texts = old_texts[:flags.index(False) if False in flags else len(flags)]
+        for old, text, new in zip(old_items[len(texts):], old_texts[len(texts):], items[len(texts):],
+                                  strict=False):
             if not same(old, new):
                 break
             texts.append(text)
@@ -98,6 +105,11 @@ def _kept_text(item: Any) -> str | None:
     return "".join(gathered)
 
 
+#: How many kept texts are written as one piece (at most ``PIECE`` characters each, so a piece stays
+#: bounded; a piece an item, twice an exchange, was a tenth of a long sitting's request writing).
+_RUN = 32
+
+
 def _written(value: dict[Any, Any], kept: _Kept) -> Iterator[str]:
     if not value:
         yield "{}"
@@ -110,7 +122,13 @@ def _written(value: dict[Any, Any], kept: _Kept) -> Iterator[str]:
         if texts is None or texts[0] is not item:
             yield from pieces(item)
             continue
-        for index, (sub, text) in enumerate(zip(item, texts[1], strict=True)):
+        known = texts[1]
+        if None not in known:  # every item has its text (the common case): a run of them at a time
+            for start in range(0, len(known), _RUN):
+                yield ("," if start else "[") + ",".join(known[start:start + _RUN])  # type: ignore[arg-type]
+            yield "]"
+            continue
+        for index, (sub, text) in enumerate(zip(item, known, strict=True)):
             yield "," if index else "["
             if text is None:
                 yield from pieces(sub)
