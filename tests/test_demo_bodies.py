@@ -151,6 +151,21 @@ def test_a_body_that_is_not_an_object_reads_as_loads_reads_it() -> None:
         assert _outcome(reader.read, body) == _outcome(loads, body)
 
 
+def test_a_body_over_the_bound_is_read_whole_and_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Why: the reader holds the last body until the next; one carrying a huge argument or attachment
+    (up to the server's 64 MB) would stay in memory for nothing."""
+    from app.demo import bodies
+
+    reader = Bodies()
+    small = _body([{"content": "one"}])
+    monkeypatch.setattr(bodies, "KEEP_MOST", len(small))
+    first = reader.read(small)
+    large = _body([{"content": "one"}, {"content": "x" * 50}])
+    read = reader.read(large)
+    assert read == loads(large) and read["messages"][0] is not first["messages"][0]
+    assert reader.read(large)["messages"][0] is not read["messages"][0]  # the large one left nothing to reuse
+
+
 def _sitting(exchanges: int) -> list[list[Entry]]:
     """The histories a sitting sends: each exchange a question, a call, its result, the answer."""
     history: list[Entry] = []

@@ -28,11 +28,14 @@ from typing import Any
 
 from ..stream.limits import TooDeep, loads, too_deep_from
 
-__all__ = ["Bodies"]
+__all__ = ["Bodies", "KEEP_MOST"]
 
 _scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 #: JSON's whitespace, the only characters allowed between tokens.
 _SPACE = " \t\n\r"
+#: The longest body kept for the next (bytes): a conversation of 10,000 exchanges is about 8 MB; a body
+#: carrying a huge argument or attachment is read whole and nothing of it outlives its request.
+KEEP_MOST = 16 * 1024 * 1024
 #: A top-level list's element boundary: where it ends, which member, how many of its elements.
 _Mark = tuple[int, int, int]
 
@@ -62,6 +65,9 @@ class Bodies:
 
     def read(self, body: bytes) -> Any:
         """The body's JSON value (``limits.loads``'s, its errors included)."""
+        if len(body) > KEEP_MOST:
+            self._last = None
+            return loads(body)
         text = body.decode("utf-8", "replace")
         try:
             read = self._again(text) if self._last is not None else None
