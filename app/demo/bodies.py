@@ -1,8 +1,8 @@
 """The request bodies the demo model reads, each read only past what it shares with the last one.
 
 A chat request carries the whole conversation, and the next one carries it again with a message or
-three more. At 450 exchanges of a sitting at full speed a body is 389 KB, and reading it took the demo
-6 ms, twice an exchange (the depth check 3.0, the C scanner 2.7): a cost that grew with the
+three more. At 450 exchanges of a sitting at full speed a body is 385 KB, and reading it took the demo
+4.4–6 ms (the depth check, then the C scanner), twice an exchange; 0.1 ms now: a cost that grew with the
 conversation inside every exchange's Enter → ready (``make bench-long``'s live session), though it is
 the model's, not the client's. Hosted providers keep a conversation's prefix for the same reason
 (OpenAI's and Anthropic's prompt caching); the demo keeps the last body it read.

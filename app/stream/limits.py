@@ -43,11 +43,6 @@ _STEP[ord("[")] = _STEP[ord("{")] = 1
 _STEP[ord("]")] = _STEP[ord("}")] = -1
 
 
-def _too_deep_text(text: str | bytes | bytearray) -> bool:
-    """Whether JSON ``text`` nests deeper than MAX_DEPTH (``too_deep_from`` its start)."""
-    return too_deep_from(text, 0)
-
-
 def too_deep_from(text: str | bytes | bytearray, depth: int) -> bool:
     """Whether JSON text, read from a point outside any string at nesting ``depth``, goes deeper than
     MAX_DEPTH, read from its brackets outside strings (a piece of a body whose start was checked before:
@@ -75,7 +70,7 @@ _OPENERS = ("{", "[")
 
 def loads(text: str | bytes, decoder: json.JSONDecoder | None = None) -> Any:
     """``json.loads`` (or ``decoder.decode``) that refuses nesting deeper than MAX_DEPTH (``TooDeep``)."""
-    if _too_deep_text(text):
+    if too_deep_from(text, 0):
         raise TooDeep()
     if not isinstance(text, str):
         text = text.decode("utf-8", "replace")
