@@ -50,7 +50,8 @@ class Clock:
             self.now = min(self.now + STEP, end)
             for deadline, woken in [s for s in self._sleepers if s[0] <= self.now + 1e-9]:
                 self._sleepers.remove((deadline, woken))
-                woken.set_result(None)
+                if not woken.done():  # (a rest that ``hurry`` ended cancels its sleep)
+                    woken.set_result(None)
             await settle()
 
     async def until(self, done: Callable[[], bool], limit: float = 0.2) -> None:
@@ -140,15 +141,19 @@ async def test_textuals_own_timer_waits_more_than_a_period_after_a_pause(clock: 
     assert between > PERIOD + STEP
 
 
-async def back_to_back(clock: Clock, cost: float) -> list[float]:
+async def back_to_back(clock: Clock, cost: float, hurry_after: float | None = None) -> list[float]:
     """Frames asked for again as soon as the last is drawn (a stream at full speed): the seconds between
-    their starts."""
+    their starts. ``hurry_after``: the timer is hurried that long after each frame ends (a key lands in
+    the input box)."""
     timer, ticks = drawn_by(FrameTimer, clock, cost)
     timer._start()
     try:
         for count in range(1, 6):
             timer.resume()
             await clock.until(lambda count=count: len(ticks) == count)  # type: ignore[misc]
+            if hurry_after is not None and count < 5:
+                await clock.advance(hurry_after)
+                timer.hurry()
     finally:
         await Timer._stop_all([timer])
     return [later - earlier for earlier, later in zip(ticks, ticks[1:], strict=False)]
@@ -158,10 +163,29 @@ async def test_frames_asked_for_without_pause_are_a_period_apart(clock: Clock) -
     assert await back_to_back(clock, FRAME) == pytest.approx([PERIOD] * 4, abs=STEP)
 
 
-async def test_after_a_frame_longer_than_a_period_the_next_waits_two(clock: Clock) -> None:
+async def test_after_a_frame_of_most_of_a_period_the_next_waits_twice_its_time(clock: Clock) -> None:
+    """Frames take at most a third of a busy loop: one that took most of a period is not followed by
+    another at once (the period alone would leave a quarter of a period between them)."""
+    cost = 0.75 * PERIOD
+    assert await back_to_back(clock, cost) == pytest.approx([3 * cost] * 4, abs=2 * STEP)
+
+
+async def test_after_a_frame_longer_than_a_period_the_next_waits_twice_its_time(clock: Clock) -> None:
     """Slow frames are not drawn back to back: the event loop is the stream's too."""
     slow = 2.5 * PERIOD
-    assert await back_to_back(clock, slow) == pytest.approx([slow + 2 * PERIOD] * 4, abs=STEP)
+    assert await back_to_back(clock, slow) == pytest.approx([3 * slow] * 4, abs=2 * STEP)
+
+
+async def test_a_hurry_ends_the_rest_and_keeps_the_period(clock: Clock) -> None:
+    """A key asks for a frame 2 ms after a frame of most of a period ended: it comes a period after that
+    frame began, not twice that frame's time after it ended."""
+    cost = 0.75 * PERIOD
+    assert await back_to_back(clock, cost, hurry_after=0.002) == pytest.approx([PERIOD] * 4, abs=2 * STEP)
+
+
+async def test_a_hurry_after_a_slow_frame_brings_the_next_at_once(clock: Clock) -> None:
+    slow = 2.5 * PERIOD
+    assert await back_to_back(clock, slow, hurry_after=0.002) == pytest.approx([slow + 0.002] * 4, abs=2 * STEP)
 
 
 async def test_the_chat_screen_is_drawn_by_the_frame_timer() -> None:
@@ -174,6 +198,30 @@ async def test_the_chat_screen_is_drawn_by_the_frame_timer() -> None:
         await pilot.press("h", "i")
         await pilot.pause()
         assert app.screen.query_one(PromptInput).text == "hi"
+
+
+async def test_the_focused_widget_asking_to_be_drawn_hurries_the_frames(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A key in the input box hurries the next frame; the status line (not focused) changing does not."""
+    hurried: list[object] = []
+    monkeypatch.setattr(FrameTimer, "hurry", lambda self: hurried.append(self))
+    app = make_app(config=demo_config())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        prompt = app.screen.query_one(PromptInput)
+        assert prompt.has_focus
+        status = app.screen.status  # type: ignore[attr-defined]
+        prompt.blur()
+        await pilot.pause()
+        hurried.clear()
+        status.set_state("streaming…")
+        await pilot.pause()
+        assert hurried == []
+        prompt.focus()
+        await pilot.pause()
+        hurried.clear()
+        await pilot.press("h")
+        await pilot.pause()
+        assert hurried and all(timer is app.screen._update_timer for timer in hurried)
 
 
 def test_every_screen_of_the_app_is_drawn_by_the_frame_timer() -> None:
