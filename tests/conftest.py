@@ -23,6 +23,10 @@ settings.register_profile(
 settings.register_profile("thorough", max_examples=1000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default"))
 
+# every request built in the suite (and in the programs it starts) checks that the entries whose items
+# it reuses were not changed in place unsaid (``app/stream/dialects/built.py``)
+os.environ["CALLSTREAM_CHECK_BUILT"] = "1"
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--run-slow", action="store_true", help="run the exhaustive (slow) variants in full")

@@ -1,21 +1,27 @@
-"""A request's items for entries unchanged since the last request are the same objects; any change to
-an entry gives a new item; and the body is always what a fresh build of the same history is."""
+"""A request's items for the entries it shares with the last request are the same objects; a change
+said (``history.changed``) gives new items, one unsaid fails loudly under the suite's check; and the body
+is always what a fresh build of the same history is."""
 
 from __future__ import annotations
 
 import copy
 import gc
 import hashlib
+import io
 import json
+import os
+from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.stream.attachments import Attachment
 from app.stream.dialects import openai_chat
+from app.stream.dialects.built import CHECK_ENV
 from app.stream.dialects.openai_chat import build_request
-from app.stream.history import Assistant, CallRecord, Entry, ToolResult, User
+from app.stream.history import Assistant, CallRecord, Entry, ToolResult, User, changed
 from app.stream.jsonwrite import plain
 
 
@@ -25,8 +31,8 @@ def _body(history: list[Entry]) -> str:
 
 
 def _fresh(history: list[Entry]) -> str:
-    """The body of copies of the entries (no item of the memo can be theirs), leaving the memo as the
-    last build of ``history`` left it."""
+    """The body of copies of the entries (no item of the last build can be theirs), leaving the builder
+    as the last build of ``history`` left it."""
     kept = openai_chat._BUILT._last
     try:
         return _body(copy.deepcopy(history))
@@ -60,8 +66,8 @@ def test_a_growing_history_reuses_the_items_of_the_entries_it_had() -> None:
 
 def test_a_request_of_an_unchanged_history_leaves_nothing_new_to_collect() -> None:
     """Why: what a request leaves alive until the next one is walked by every young collection meanwhile
-    and by the collection after the turn (``tui.collector``); a hit keeps the very record it had, so the
-    memo of 400 unchanged entries leaves no new object for each (it left 400 new records, each with its mark)."""
+    and by the collection after the turn (``tui.collector``); the items of 400 unchanged entries are the
+    last build's (it left 400 new records, each with its mark, under a memo by entry)."""
     history = [entry for n in range(100) for entry in _exchange(n)]
     build_request("m", history, [])
     gc.collect()
@@ -73,18 +79,30 @@ def test_a_request_of_an_unchanged_history_leaves_nothing_new_to_collect() -> No
     assert len(body["messages"]) == 400
 
 
-def test_an_entry_changed_in_place_gets_a_new_item() -> None:
-    history = _exchange(1)
+def test_a_change_in_place_said_gets_new_items() -> None:
+    history = _exchange(1) + _exchange(2)
     _, first = build_request("m", history, [])
     result = history[2]
     assert isinstance(result, ToolResult)
     result.images.append(_image(b"fake"))  # as with_tool_images does
-    history[3].text = "Order 1 has shipped, and here is its picture."  # type: ignore[union-attr]
+    changed()
     _, second = build_request("m", history, [])
-    assert second["messages"][0] is first["messages"][0] and second["messages"][1] is first["messages"][1]
-    assert second["messages"][2] is not first["messages"][2]
+    assert not any(m is n for m in second["messages"] for n in first["messages"])  # built whole
     assert _body(history) == _fresh(history)
-    assert "here is its picture" in _body(history) and "image_url" in _body(history)
+    assert "image_url" in _body(history)
+
+
+def test_a_change_in_place_unsaid_fails_loudly_under_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The suite runs with the check on (``conftest.py``): a path that changes a built entry and does not
+    say so breaks a test instead of sending the model a stale request."""
+    assert os.environ.get(CHECK_ENV)
+    history = _exchange(1) + _exchange(2)
+    build_request("m", history, [])
+    history[0].text = "edited"  # type: ignore[union-attr]
+    with pytest.raises(AssertionError, match="changed in place"):
+        build_request("m", history, [])
+    monkeypatch.delenv(CHECK_ENV)
+    build_request("m", history, [])  # (unchecked, as a user's program runs: not raised)
 
 
 def test_another_history_built_in_between_costs_a_rebuild_not_a_wrong_item() -> None:
@@ -96,7 +114,20 @@ def test_another_history_built_in_between_costs_a_rebuild_not_a_wrong_item() -> 
     assert _body(other) == _fresh(other)
 
 
-_EDITS = st.lists(st.tuples(st.sampled_from(["append", "text", "images", "calls", "drop", "swap"]),
+def test_tool_images_waiting_for_their_message_are_never_cut_from_it() -> None:
+    """OpenAI chat sends a tool's images in a user message after the results; a history that grows
+    between the results and that message is built from before the results."""
+    history = _exchange(1)[:3]
+    result = history[2]
+    assert isinstance(result, ToolResult)
+    result.images.append(_image(b"one"))
+    build_request("m", history, [])
+    history += [ToolResult("c9", "get_order", "{}", False, [_image(b"two")]), User("and?")]
+    assert _body(history) == _fresh(history)
+    assert _body(history).count("\"type\": \"image_url\"") == 2
+
+
+_EDITS = st.lists(st.tuples(st.sampled_from(["append", "grow", "text", "images", "calls", "drop", "swap"]),
                             st.integers(min_value=0, max_value=30)), max_size=12)
 
 
@@ -110,20 +141,25 @@ def test_any_run_of_edits_is_sent_as_a_fresh_build_would_send_it(edits: list[tup
             history = history + _exchange(step + 1)  # a new list, as a branch or a reload makes
         elif edit == "text" and isinstance(entry, User | Assistant):
             entry.text = f"edited {step}"
+            changed()
         elif edit == "images" and isinstance(entry, ToolResult):
             entry.images.append(_image(bytes([step])))
+            changed()
         elif edit == "calls" and isinstance(entry, Assistant):
             entry.calls.append(CallRecord(f"x{step}", "get_order", {"order_id": str(step)}))
+            changed()
         elif edit == "drop" and len(history) > 1:
             history = history[:-1]
         elif edit == "swap" and len(history) > 1:
             history[0], history[-1] = history[-1], history[0]
+        elif edit == "grow":
+            history += _exchange(step + 1)  # the same list, grown, as a live session's
         assert _body(history) == _fresh(history)
 
 
 def test_every_field_of_every_entry_type_is_in_its_mark() -> None:
-    """Why: an entry's item is given again while its mark is unchanged; a field the mark leaves out
-    (one added to an entry type later) would be sent stale after an in-place change."""
+    """Why: the suite's check compares each reused entry's mark; a field the mark leaves out (one added to
+    an entry type later) could be changed in place unsaid and go unseen."""
     from dataclasses import fields
 
     from app.stream.dialects.built import _MARKS
@@ -140,3 +176,31 @@ def test_every_field_of_every_entry_type_is_in_its_mark() -> None:
             else:
                 setattr(twin, spec.name, changed[type(value)])
             assert _MARKS[type(entry)](twin) != _MARKS[type(entry)](entry), (type(entry).__name__, spec.name)
+
+
+def test_a_tool_image_that_reaches_a_result_after_it_was_sent_is_sent_with_the_next_request(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``with_tool_images`` gives a result its image when the image's file is there; a result built
+    while the file was not (written later, by another conversation's tool with the same image) says
+    so (``history.changed``), and the next request carries the image."""
+    from PIL import Image
+
+    from app.chat.attaching import with_tool_images
+    from app.stream.attachments import tool_image_line
+
+    monkeypatch.setenv("CALLSTREAM_HOME", str(tmp_path))
+    monkeypatch.delenv(CHECK_ENV)  # (the check would name the change; this is about the request)
+    picture = io.BytesIO()
+    Image.new("RGB", (4, 4), "red").save(picture, "PNG")
+    data = picture.getvalue()
+    digest = hashlib.sha256(data).hexdigest()
+    history = _exchange(1)[:2] + [ToolResult("c1", "get_order", tool_image_line("image/png", "4×4", digest))]
+    history += [Assistant("Here it is."), User("thanks")]
+    with_tool_images(history)
+    assert '"type": "image_url"' not in _body(history)  # no file yet: the line only
+    stored = tmp_path / "attachments" / digest[:2] / digest
+    stored.parent.mkdir(parents=True)
+    stored.write_bytes(data)
+    with_tool_images(history)
+    assert '"type": "image_url"' in _body(history)
+    assert _body(history) == _fresh(history)

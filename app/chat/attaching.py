@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from ..files.attach import AttachError, fit, from_bytes
 from ..stream.attachments import TOOL_IMAGE_REF, Attachment, problems
-from ..stream.history import Entry, ToolResult, User
+from ..stream.history import Entry, ToolResult, User, changed
 
 __all__ = ["AttachError", "Attachment", "ready_for", "with_tool_images"]
 
@@ -48,5 +48,6 @@ def with_tool_images(history: list[Entry]) -> None:
             try:
                 data = (data_dir() / "attachments" / digest[:2] / digest).read_bytes()
                 entry.images.append(from_bytes(data, f"{entry.name} image"))
+                changed()  # (its request item, built before, is built again)
             except (OSError, AttachError):
                 continue

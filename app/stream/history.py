@@ -14,7 +14,7 @@ from typing import Any
 
 from .attachments import Attachment
 
-__all__ = ["User", "Assistant", "CallRecord", "ToolResult", "Entry", "ToolSpec"]
+__all__ = ["User", "Assistant", "CallRecord", "ToolResult", "Entry", "ToolSpec", "changed", "edits"]
 
 
 @dataclass(slots=True)
@@ -52,6 +52,22 @@ class ToolResult:
 
 
 Entry = User | Assistant | ToolResult
+
+#: Changes made in place to entries already in a history (``changed``).
+_edits = 0
+
+
+def changed() -> None:
+    """An entry already in a history was changed in place (a tool result given its images). A request
+    builder gives the items it built for a history's entries again while they are the same objects
+    (``dialects/built.py``); after this call it builds them anew."""
+    global _edits
+    _edits += 1
+
+
+def edits() -> int:
+    """How many times ``changed`` was called."""
+    return _edits
 
 
 @dataclass(slots=True)

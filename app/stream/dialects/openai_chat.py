@@ -129,21 +129,25 @@ def build_request(
     model: str, history: list[Entry], tools: list[ToolSpec], system: str | None = None
 ) -> tuple[str, dict[str, Any]]:
     """The path (relative to a base URL ending in /v1) and body of a request."""
-    messages: list[dict[str, Any]] = []
-    if system:
-        messages.append({"role": "system", "content": system})
+    building = _BUILT.build(history)
+    items = building.items  # (those of the entries it shares with the last history built, reused)
     shown: list[ToolResult] = []  # tool results with images, waiting for the user-side message after them
-    building = _BUILT.build()
-    for entry in history:
+    for index in range(building.start, len(history)):
+        entry = history[index]
         if shown and not isinstance(entry, ToolResult):
-            messages.append(_tool_images(shown))
+            items.append(_tool_images(shown))
             shown = []
-        messages.append(building.item(entry, _message))
+        if not shown:
+            building.cut(index)
+        items.append(_message(entry))
         if isinstance(entry, ToolResult) and entry.images:
             shown.append(entry)
-    building.done()
     if shown:
-        messages.append(_tool_images(shown))
+        items.append(_tool_images(shown))
+    else:
+        building.cut(len(history))
+    building.done()
+    messages = [{"role": "system", "content": system}, *items] if system else [*items]
     body: dict[str, Any] = {"model": model, "stream": True, **USAGE_REQUEST, "messages": messages}
     if tools:
         body["tools"] = [
@@ -154,7 +158,7 @@ def build_request(
     return "/chat/completions", body
 
 
-#: Each entry's message, given again while the entry is unchanged (``built.py``).
+#: The messages of the last history built, given again for the entries the next begins with (``built.py``).
 _BUILT = BuiltItems()
 
 
