@@ -8,6 +8,7 @@ from typing import Any
 from ...stream.history import Assistant, CallRecord, Entry, ToolResult, ToolSpec
 from .base import Encoder, Request, RequestError, sse
 from .parts import attachment_of, user_of
+from .resumed import Resumed
 
 __all__ = ["MessagesEncoder", "parse_request"]
 
@@ -28,13 +29,17 @@ def _result_text(content: Any) -> str:
     return json.dumps(content)
 
 
+#: The last fold of a request's messages: its history, and each call's name by id (``resumed.py``).
+_RESUMED: Resumed[tuple[list[Entry], dict[str, str]]] = Resumed()
+
+
 def parse_request(body: dict[str, Any]) -> Request:
     messages = body.get("messages")
     if not isinstance(messages, list):
         raise RequestError("'messages' must be a list")
-    history: list[Entry] = []
-    names: dict[str, str] = {}
-    for message in messages:
+    start, kept = _RESUMED.take(messages)
+    history, names = kept if kept is not None else ([], {})
+    for message in messages[start:]:
         if not isinstance(message, dict):
             raise RequestError("each message must be an object")
         blocks = _blocks(message.get("content"))
@@ -65,6 +70,7 @@ def parse_request(body: dict[str, Any]) -> Request:
                 user = user_of(texts, history)
                 if user is not None:
                     history.append(user)
+    _RESUMED.keep(messages, (list(history), dict(names)))
     tools = [
         ToolSpec(t["name"], t.get("description", ""), t.get("input_schema") or {})
         for t in body.get("tools") or []

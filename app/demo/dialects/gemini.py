@@ -24,6 +24,7 @@ from ...stream.jsonscan import JSONScanner, Path
 from ...stream.limits import loads
 from .base import Encoder, Request, RequestError, sse
 from .parts import user_of
+from .resumed import Resumed
 
 __all__ = ["GeminiEncoder", "parse_request", "json_path"]
 
@@ -55,14 +56,18 @@ def _streams_arguments(body: dict[str, Any]) -> bool:
     return isinstance(calling, dict) and bool(_field(calling, "streamFunctionCallArguments"))
 
 
+#: The last fold of a request's contents: its history, the calls not yet answered, and how many calls
+#: it numbered (``resumed.py``).
+_RESUMED: Resumed[tuple[list[Entry], list[CallRecord], int]] = Resumed()
+
+
 def parse_request(body: dict[str, Any]) -> Request:
     contents = body.get("contents")
     if not isinstance(contents, list):
         raise RequestError("'contents' must be a list")
-    history: list[Entry] = []
-    pending: list[CallRecord] = []
-    count = 0
-    for content in contents:
+    start, kept = _RESUMED.take(contents)
+    history, pending, count = kept if kept is not None else ([], [], 0)
+    for content in contents[start:]:
         if not isinstance(content, dict):
             raise RequestError("each content must be an object")
         parts = [p for p in content.get("parts") or [] if isinstance(p, dict)]
@@ -102,6 +107,7 @@ def parse_request(body: dict[str, Any]) -> Request:
             user = user_of(texts, history)
             if user is not None:
                 history.append(user)
+    _RESUMED.keep(contents, (list(history), list(pending), count))
     tools = []
     for tool in body.get("tools") or []:
         for decl in (_field(tool, "functionDeclarations") if isinstance(tool, dict) else None) or []:

@@ -8,6 +8,7 @@ from ...stream.history import Assistant, CallRecord, Entry, ToolResult, ToolSpec
 from ...stream.limits import loads
 from .base import Encoder, Request, RequestError, looks_failed, sse
 from .parts import user_of
+from .resumed import Resumed
 
 __all__ = ["ChatEncoder", "parse_request"]
 
@@ -30,13 +31,17 @@ def _arguments(text: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+#: The last fold of a request's messages: its history, and each call's name by id (``resumed.py``).
+_RESUMED: Resumed[tuple[list[Entry], dict[str, str]]] = Resumed()
+
+
 def parse_request(body: dict[str, Any]) -> Request:
     messages = body.get("messages")
     if not isinstance(messages, list):
         raise RequestError("'messages' must be a list")
-    history: list[Entry] = []
-    names: dict[str, str] = {}
-    for message in messages:
+    start, kept = _RESUMED.take(messages)
+    history, names = kept if kept is not None else ([], {})
+    for message in messages[start:]:
         if not isinstance(message, dict):
             raise RequestError("each message must be an object")
         role = message.get("role")
@@ -59,6 +64,7 @@ def parse_request(body: dict[str, Any]) -> Request:
             content = _content_text(message.get("content"))
             history.append(ToolResult(call_id, names.get(call_id, ""), content, looks_failed(content)))
         # system / developer messages carry no conversation
+    _RESUMED.keep(messages, (list(history), dict(names)))
     tools = []
     for tool in body.get("tools") or []:
         function = tool.get("function") if isinstance(tool, dict) else None

@@ -9,6 +9,7 @@ from ...stream.history import Assistant, CallRecord, Entry, ToolResult, ToolSpec
 from ...stream.limits import loads
 from .base import Encoder, Request, RequestError, looks_failed, sse
 from .parts import user_of
+from .resumed import Resumed
 
 __all__ = ["ResponsesEncoder", "parse_request"]
 
@@ -21,14 +22,18 @@ def _text(content: Any) -> str:
     return ""
 
 
+#: The last fold of a request's items: its history, and each call's name by id (``resumed.py``).
+_RESUMED: Resumed[tuple[list[Entry], dict[str, str]]] = Resumed()
+
+
 def parse_request(body: dict[str, Any]) -> Request:
     items = body.get("input")
     if isinstance(items, str):
         items = [{"role": "user", "content": items}]
     if not isinstance(items, list):
         raise RequestError("'input' must be a string or a list of items")
-    history: list[Entry] = []
-    names: dict[str, str] = {}
+    start, kept = _RESUMED.take(items)
+    history, names = kept if kept is not None else ([], {})
 
     def assistant() -> Assistant:
         if history and isinstance(history[-1], Assistant):
@@ -37,7 +42,7 @@ def parse_request(body: dict[str, Any]) -> Request:
         history.append(entry)
         return entry
 
-    for item in items:
+    for item in items[start:]:
         if not isinstance(item, dict):
             raise RequestError("each input item must be an object")
         kind = item.get("type", "message")
@@ -66,6 +71,7 @@ def parse_request(body: dict[str, Any]) -> Request:
             text = output if isinstance(output, str) else _text(output) if isinstance(output, list) else \
                 json.dumps(output)
             history.append(ToolResult(call_id, names.get(call_id, ""), text, looks_failed(text)))
+    _RESUMED.keep(items, (list(history), dict(names)))
     tools = [
         ToolSpec(t["name"], t.get("description", ""), t.get("parameters") or {})
         for t in body.get("tools") or []
