@@ -18,26 +18,31 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.stream.attachments import Attachment
-from app.stream.dialects import openai_chat
+from app.stream.dialects import REQUEST_BUILDERS, anthropic, gemini, openai_chat, openai_responses
 from app.stream.dialects.built import CHECK_ENV
 from app.stream.dialects.openai_chat import build_request
 from app.stream.history import Assistant, CallRecord, Entry, ToolResult, User, changed
 from app.stream.jsonwrite import plain
 
+#: Each dialect's request builder module (each keeps its last build).
+_MODULES = {"openai-chat": openai_chat, "openai-responses": openai_responses, "anthropic": anthropic,
+            "gemini": gemini}
 
-def _body(history: list[Entry]) -> str:
-    _, body = build_request("m", history, [])
+
+def _body(history: list[Entry], dialect: str = "openai-chat") -> str:
+    _, body = REQUEST_BUILDERS[dialect]("m", history, [], "Be brief.")
     return json.dumps(plain(body), ensure_ascii=False)
 
 
-def _fresh(history: list[Entry]) -> str:
+def _fresh(history: list[Entry], dialect: str = "openai-chat") -> str:
     """The body of copies of the entries (no item of the last build can be theirs), leaving the builder
     as the last build of ``history`` left it."""
-    kept = openai_chat._BUILT._last
+    built = _MODULES[dialect]._BUILT  # type: ignore[attr-defined]
+    kept = built._last
     try:
-        return _body(copy.deepcopy(history))
+        return _body(copy.deepcopy(history), dialect)
     finally:
-        openai_chat._BUILT._last = kept
+        built._last = kept
 
 
 def _image(tail: bytes) -> Attachment:
@@ -127,13 +132,15 @@ def test_tool_images_waiting_for_their_message_are_never_cut_from_it() -> None:
     assert _body(history).count("\"type\": \"image_url\"") == 2
 
 
-_EDITS = st.lists(st.tuples(st.sampled_from(["append", "grow", "text", "images", "calls", "drop", "swap"]),
-                            st.integers(min_value=0, max_value=30)), max_size=12)
+_STEPS = ["append", "grow", "user", "user", "text", "images", "calls", "drop", "drop", "swap"]
+_EDITS = st.lists(st.tuples(st.sampled_from(_STEPS), st.integers(min_value=0, max_value=30)), max_size=12)
 
 
-@settings(max_examples=60, deadline=None)
-@given(_EDITS)
-def test_any_run_of_edits_is_sent_as_a_fresh_build_would_send_it(edits: list[tuple[str, int]]) -> None:
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(sorted(_MODULES)), _EDITS)
+def test_any_run_of_edits_is_sent_as_a_fresh_build_would_send_it(dialect: str, edits: list[tuple[str, int]]) -> None:
+    """Every dialect's builder, the merging ones too (Anthropic and Gemini put consecutive entries of a
+    role in one message: a reused message is replaced by a merged one, never extended)."""
     history: list[Entry] = _exchange(0)
     for step, (edit, n) in enumerate(edits):
         entry: Any = history[n % len(history)] if history else None
@@ -154,7 +161,23 @@ def test_any_run_of_edits_is_sent_as_a_fresh_build_would_send_it(edits: list[tup
             history[0], history[-1] = history[-1], history[0]
         elif edit == "grow":
             history += _exchange(step + 1)  # the same list, grown, as a live session's
-        assert _body(history) == _fresh(history)
+        elif edit == "user":
+            history += [User(f"and {step}?")]  # after a result: merged into its message where roles merge
+        assert _body(history, dialect) == _fresh(history, dialect)
+
+
+@pytest.mark.parametrize("dialect", sorted(_MODULES))
+def test_an_entry_merged_into_a_reused_message_leaves_that_message_as_it_was(dialect: str) -> None:
+    """Anthropic and Gemini send a result and the user's next words in one message: built from the
+    last build's messages, that merge makes a new message; the reused one, which the last request and
+    the next reuse hold, is not extended (a request that drops the words again sends it without them)."""
+    history = _exchange(1)[:3]  # ends with a result
+    _body(history, dialect)
+    history = [*history, User("and the other one?")]
+    assert _body(history, dialect) == _fresh(history, dialect)
+    history = history[:-1]
+    assert "the other one" not in _body(history, dialect)
+    assert _body(history, dialect) == _fresh(history, dialect)
 
 
 def test_every_field_of_every_entry_type_is_in_its_mark() -> None:

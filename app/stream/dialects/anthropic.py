@@ -30,6 +30,7 @@ from ..history import Assistant, Entry, ToolResult, ToolSpec, User
 from ..sse import SSEEvent
 from ..usage import Usage, count
 from .base import ModelOnce, error_message, field, load_payload
+from .built import BuiltItems
 from .requests_common import assistant_text
 from .schemas import adapt
 
@@ -161,17 +162,21 @@ def build_request(
 ) -> tuple[str, dict[str, Any]]:
     """Anthropic wants strictly alternating roles, tool results as user-role
     blocks, and no empty text blocks; consecutive entries are merged."""
-    messages: list[dict[str, Any]] = []
+    building = _BUILT.build(history)
+    messages = building.items  # (those of the entries it shares with the last history built, reused)
 
     def add(role: str, blocks: list[dict[str, Any]]) -> None:
         if not blocks:
             return
-        if messages and messages[-1]["role"] == role:
-            messages[-1]["content"].extend(blocks)
+        if messages and messages[-1]["role"] == role:  # a new message, never one changed: it may be reused
+            messages[-1] = {"role": role, "content": [*messages[-1]["content"], *blocks]}
+            building.merged()
         else:
+            building.cut(index)  # (the messages before this one are whole: nothing merges into them now)
             messages.append({"role": role, "content": blocks})
 
-    for entry in history:
+    for index in range(building.start, len(history)):
+        entry = history[index]
         if isinstance(entry, User):
             blocks_in = [_block(item) for item in entry.attachments]
             if entry.text or not blocks_in:
@@ -190,13 +195,19 @@ def build_request(
             if entry.is_error:
                 block["is_error"] = True
             add("user", [block])
-    body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "stream": True, "messages": messages}
+    building.cut(len(history))
+    building.done()
+    body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "stream": True, "messages": [*messages]}
     if system:
         body["system"] = system
     if tools:
         body["tools"] = [{"name": t.name, "description": t.description,
                           "input_schema": adapt("anthropic", t.parameters)} for t in tools]
     return "/v1/messages", body
+
+
+#: The messages of the last history built, given again for the entries the next begins with (``built.py``).
+_BUILT = BuiltItems()
 
 
 def _block(item: Attachment) -> dict[str, Any]:

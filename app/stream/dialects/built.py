@@ -9,9 +9,12 @@ that build's items for them as one list copy, and only the entries after them ar
 are the same objects as the last request's, which the body's writer (``jsonreuse.same``) and the
 recording (``recorded_requests.shorten``) then also find by identity.
 
-Where reuse may begin: a builder that carries something from one entry to the next (OpenAI chat's
-tool images wait for the user-side message after the results) calls ``cut`` before each entry where
-it carries nothing, so the items so far are exactly those of the entries so far. Reuse begins at the
+Where reuse may begin: a builder calls ``cut`` before an entry when the items so far are exactly those
+of the entries so far: not while it carries something from one entry to the next (OpenAI chat's tool
+images wait for the user-side message after the results), and a merging builder (Anthropic's and
+Gemini's send consecutive entries of a role as one message) only as it starts a new message; when it
+merges an entry into the last message it puts a new message in its place (``merged``: an item a
+request holds is never changed, and a cut within it is dropped). Reuse begins at the
 last cut within the shared entries; a history that shares nothing, or another built in between (a
 compaction's request, another session's), is built whole: a rebuild, never a wrong item.
 
@@ -103,6 +106,14 @@ class Building:
             return
         self._cuts.append(index)
         self._counts.append(len(self.items))
+
+    def merged(self) -> None:
+        """The builder replaced the last item with one that also holds the entry it is building (a merging
+        builder, Anthropic's and Gemini's: one message for consecutive entries of a role): a build may no
+        longer begin where that item was whole."""
+        while self._counts and self._counts[-1] >= len(self.items):
+            self._cuts.pop()
+            self._counts.pop()
 
     def done(self) -> None:
         """Kept for the next build (the entries as a copy: the history list goes on changing)."""

@@ -31,6 +31,7 @@ from ..history import Assistant, Entry, ToolResult, ToolSpec, User
 from ..sse import SSEEvent
 from ..usage import Usage, count
 from .base import ModelOnce, error_message, field, load_payload
+from .built import BuiltItems
 from .requests_common import assistant_text, result_value, tool_images_words
 from .schemas import adapt
 
@@ -282,14 +283,18 @@ def usage_of(usage: Any) -> Usage | None:
 def build_request(
     model: str, history: list[Entry], tools: list[ToolSpec], system: str | None = None
 ) -> tuple[str, dict[str, Any]]:
-    contents: list[dict[str, Any]] = []
+    building = _BUILT.build(history)
+    contents = building.items  # (those of the entries it shares with the last history built, reused)
 
     def add(role: str, parts: list[dict[str, Any]]) -> None:
         if not parts:
             return
-        if contents and contents[-1]["role"] == role:
-            contents[-1]["parts"].extend(parts)
+        if contents and contents[-1]["role"] == role:  # a new content, never one changed: it may be reused
+            contents[-1] = {"role": role, "parts": [*contents[-1]["parts"], *parts]}
+            building.merged()
         else:
+            if not shown:  # (the contents before this one are whole: nothing merges into them now)
+                building.cut(index)
             contents.append({"role": role, "parts": parts})
 
     shown: list[ToolResult] = []  # results with images: their images follow all the function responses
@@ -299,7 +304,8 @@ def build_request(
             add("user", [{"text": tool_images_words(shown)}, *(_part(i) for r in shown for i in r.images)])
             shown.clear()
 
-    for entry in history:
+    for index in range(building.start, len(history)):
+        entry = history[index]
         if not isinstance(entry, ToolResult):
             show()
         if isinstance(entry, User):
@@ -317,8 +323,11 @@ def build_request(
             add("user", [{"functionResponse": {"name": entry.name, "response": {key: result_value(entry.content)}}}])
             if entry.images:  # inline data after the function responses, in the same user turn
                 shown.append(entry)
+    if not shown:
+        building.cut(len(history))
     show()
-    body: dict[str, Any] = {"contents": contents}
+    building.done()
+    body: dict[str, Any] = {"contents": [*contents]}
     if system:
         body["systemInstruction"] = {"parts": [{"text": system}]}
     if tools:
@@ -326,6 +335,10 @@ def build_request(
             {"name": t.name, "description": t.description, "parameters": adapt("gemini", t.parameters)} for t in tools
         ]}]
     return f"/v1beta/models/{model}:streamGenerateContent?alt=sse", body
+
+
+#: The contents of the last history built, given again for the entries the next begins with (``built.py``).
+_BUILT = BuiltItems()
 
 
 def _part(item: Attachment) -> dict[str, Any]:

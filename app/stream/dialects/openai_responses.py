@@ -35,6 +35,7 @@ from ..jsonwrite import JSONText
 from ..sse import SSEEvent
 from ..usage import Usage, count
 from .base import ModelOnce, error_message, field, load_payload
+from .built import BuiltItems
 from .requests_common import assistant_text, tool_images_words
 from .schemas import adapt
 
@@ -158,12 +159,16 @@ def _status(response: dict[str, Any]) -> str | None:
 def build_request(
     model: str, history: list[Entry], tools: list[ToolSpec], system: str | None = None
 ) -> tuple[str, dict[str, Any]]:
-    items: list[dict[str, Any]] = []
+    building = _BUILT.build(history)
+    items = building.items  # (those of the entries it shares with the last history built, reused)
     shown: list[ToolResult] = []  # tool results with images, waiting for the user-side message after them
-    for entry in history:
+    for index in range(building.start, len(history)):
+        entry = history[index]
         if shown and not isinstance(entry, ToolResult):
             items.append(_tool_images(shown))
             shown = []
+        if not shown:
+            building.cut(index)
         if isinstance(entry, User):
             items.append({"role": "user", "content": _user_content(entry)})
         elif isinstance(entry, Assistant):
@@ -179,7 +184,10 @@ def build_request(
                 shown.append(entry)
     if shown:
         items.append(_tool_images(shown))
-    body: dict[str, Any] = {"model": model, "stream": True, "input": items, "store": False}
+    else:
+        building.cut(len(history))
+    building.done()
+    body: dict[str, Any] = {"model": model, "stream": True, "input": [*items], "store": False}
     if system:
         body["instructions"] = system
     if tools:
@@ -189,6 +197,10 @@ def build_request(
             for t in tools
         ]
     return "/responses", body
+
+
+#: The items of the last history built, given again for the entries the next begins with (``built.py``).
+_BUILT = BuiltItems()
 
 
 def _part(item: Attachment) -> dict[str, Any]:
