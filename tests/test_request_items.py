@@ -227,3 +227,25 @@ def test_a_tool_image_that_reaches_a_result_after_it_was_sent_is_sent_with_the_n
     with_tool_images(history)
     assert '"type": "image_url"' in _body(history)
     assert _body(history) == _fresh(history)
+
+
+def test_tool_images_are_looked_for_only_in_what_a_history_adds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Why: every request looked at every result's text for an image reference, a cost that grew with
+    the conversation; a result still waiting for its image file is looked at again each time."""
+    from app.chat import attaching
+    from app.stream.attachments import tool_image_line
+
+    looked: list[int] = []
+    real = attaching._given_images
+    monkeypatch.setattr(attaching, "_given_images", lambda entry: looked.append(id(entry)) or real(entry))
+    waiting = ToolResult("c0", "get_order", tool_image_line("image/png", "4×4", "0" * 64))  # its file: none
+    history = [*_exchange(1), waiting, *_exchange(2)]
+    attaching.with_tool_images(history)
+    assert len(looked) == len(history)
+    looked.clear()
+    history += _exchange(3)
+    attaching.with_tool_images(history)
+    assert looked == [id(waiting), *map(id, history[-4:])]
+    looked.clear()
+    attaching.with_tool_images(history[:3] + history[5:])  # another path: looked at whole
+    assert len(looked) == len(history) - 2

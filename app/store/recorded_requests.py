@@ -15,10 +15,9 @@ request (a new file, or a process appending to an older one) is whole.
 
 from __future__ import annotations
 
-import itertools
-from itertools import compress
-from operator import is_not
 from typing import Any
+
+from ..stream.identical import same_start
 
 __all__ = ["shorten", "restore", "SAME_START"]
 
@@ -45,7 +44,7 @@ def shorten(request: dict[str, Any], before: dict[str, Any] | None) -> tuple[dic
 
 def _common_start(earlier: list[Any], later: list[Any]) -> int:
     # the very objects first, in C (a builder gives the last request's items again, ``dialects/built.py``)
-    count = next(compress(itertools.count(), map(is_not, earlier, later)), min(len(earlier), len(later)))
+    count = same_start(earlier, later)
     for old, new in zip(earlier[count:], later[count:], strict=False):
         if old != new:
             break

@@ -28,7 +28,11 @@ inline, and both load); and a turn keeps a provider error's whole text
 ``attachments`` (a JSON list of references; the bytes are files in the data
 dir by content hash, ``attachfiles.py``). Step 6 adds ``holds``: which live
 process is in the middle of an exchange on a conversation, and doing what
-(``holds.py``), so a delete never pulls a conversation from under it.
+(``holds.py``), so a delete never pulls a conversation from under it. Step
+7 indexes a conversation's turns by number (``entries_turn``): a new turn's
+number (the conversation's highest, plus one) and an attempt's row were
+found by reading every entry of the conversation, twice an exchange, a cost
+that grew with the conversation (``make bench-long``'s live sitting).
 
 A buffer in ``call_arguments`` is UTF-8 text, held as TEXT or (written
 since, by ``dbfile.put_text``, which never copies a big buffer whole) as a
@@ -134,6 +138,10 @@ CREATE TABLE holds (
     PRIMARY KEY (conversation, owner));
 """
 
+_V7 = """
+CREATE INDEX entries_turn ON entries (conversation, kind, turn);
+"""
+
 
 def _step1(db: sqlite3.Connection) -> None:
     for statement in _split(_V1):
@@ -168,6 +176,11 @@ def _step6(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
+def _step7(db: sqlite3.Connection) -> None:
+    for statement in _split(_V7):
+        db.execute(statement)
+
+
 def _split(script: str) -> list[str]:
     """Statements of a script, for ``execute`` one by one (``executescript``
     would commit the transaction the step runs in). Triggers keep their body."""
@@ -185,7 +198,7 @@ def _split(script: str) -> list[str]:
 
 
 #: Step n brings a file from version n-1 to version n.
-STEPS: list[Callable[[sqlite3.Connection], None]] = [_step1, _step2, _step3, _step4, _step5, _step6]
+STEPS: list[Callable[[sqlite3.Connection], None]] = [_step1, _step2, _step3, _step4, _step5, _step6, _step7]
 SCHEMA_VERSION = len(STEPS)
 
 

@@ -122,10 +122,11 @@ class Writes:
             parent = row[0]
         # UNION, not UNION ALL: each entry is visited once, so a loop a damaged file holds (an entry
         # below itself) ends the walk instead of spinning forever; the depth bound stops it regardless
+        # (the highest seq plus one: at least the count of entries, read from the key, not by counting)
         row = self._db.execute(
             "WITH RECURSIVE below(seq, depth) AS (SELECT ?, 0 UNION SELECT e.seq, b.depth + 1 FROM entries e "
             "JOIN below b ON e.parent = b.seq WHERE e.conversation = ? AND e.branch = ? AND b.depth < "
-            "(SELECT COUNT(*) FROM entries WHERE conversation = ?)) SELECT MAX(seq) FROM below",
+            "(SELECT MAX(seq) + 1 FROM entries WHERE conversation = ?)) SELECT MAX(seq) FROM below",
             (parent, conversation, branch, conversation)).fetchone()
         return int(row[0])
 

@@ -26,9 +26,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from json.encoder import encode_basestring
-from operator import is_
 from typing import Any
 
+from .identical import same_start
 from .jsonwrite import PIECE, JSONText, LazyString, batched, key_text, pieces, small_text
 
 __all__ = ["Reuse"]
@@ -67,9 +67,8 @@ def _texts(items: list[Any], last: tuple[list[Any], list[str | None]] | None) ->
     if last is not None:
         old_items, old_texts = last
         # the items that are the very objects the last list held, found in C (a request's history is
-        # its builder's memo's items, ``dialects/built.py``: all but the newest are); then ``same``
-        flags = list(map(is_, old_items, items))
-        texts = old_texts[:flags.index(False) if False in flags else len(flags)]
+        # its builder's last build's items again, ``dialects/built.py``: all but the newest are); then ``same``
+        texts = old_texts[:same_start(old_items, items)]
         for old, text, new in zip(old_items[len(texts):], old_texts[len(texts):], items[len(texts):],
                                   strict=False):
             if not same(old, new):

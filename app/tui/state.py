@@ -26,6 +26,9 @@ class TuiState:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or data_dir() / "tui.json"
         self._data: dict[str, Any] = {}
+        #: Each prompt of the last history saved, redacted, under the secrets known then.
+        self._redacted: dict[str, str] = {}
+        self._secrets: frozenset[str] = frozenset()
         with contextlib.suppress(OSError, ValueError):
             loaded = json.loads(self.path.read_text(encoding="utf-8"))
             if isinstance(loaded, dict):
@@ -47,9 +50,16 @@ class TuiState:
         return [h for h in history if isinstance(h, str)] if isinstance(history, list) else []
 
     def save_history(self, history: list[str]) -> None:
-        from ..stream.redact import redact
+        """Saved after each prompt sent: each prompt is redacted once (every one again when a secret was
+        registered since), not the whole history each time (500 redactions an Enter once it is full)."""
+        from ..stream.redact import redact, secrets_known
 
-        self._data["history"] = [redact(h) for h in history[-HISTORY_LIMIT:]]
+        kept = history[-HISTORY_LIMIT:]
+        secrets = secrets_known()
+        done = self._redacted if secrets == self._secrets else {}
+        self._redacted = {prompt: done[prompt] if prompt in done else redact(prompt) for prompt in kept}
+        self._secrets = secrets
+        self._data["history"] = [self._redacted[prompt] for prompt in kept]
         self.save()
 
     def save(self) -> None:

@@ -31,11 +31,10 @@ from __future__ import annotations
 import os
 from bisect import bisect_right
 from collections.abc import Callable
-from itertools import compress, count
-from operator import is_not
 from typing import Any, NamedTuple
 
 from ..history import Assistant, Entry, ToolResult, User, edits
+from ..identical import same_start
 
 __all__ = ["BuiltItems", "Building", "CHECK_ENV"]
 
@@ -88,8 +87,7 @@ class Building:
         self._counts: list[int] = []
         if last is None or last.edits != self._edits or not last.cuts:
             return
-        shared = min(len(history), len(last.entries))
-        shared = next(compress(count(), map(is_not, history, last.entries)), shared)
+        shared = same_start(history, last.entries)
         at = bisect_right(last.cuts, shared) - 1
         if at < 0:
             return
