@@ -249,3 +249,17 @@ def test_tool_images_are_looked_for_only_in_what_a_history_adds(monkeypatch: pyt
     looked.clear()
     attaching.with_tool_images(history[:3] + history[5:])  # another path: looked at whole
     assert len(looked) == len(history) - 2
+
+
+def test_the_system_message_is_the_same_object_request_after_request() -> None:
+    """Why: it leads OpenAI chat's list, and the body's writer and the recording find what a request
+    shares with the last one from the start, by identity; a new one each request made them compare the
+    other 1,800 messages of a long conversation value by value."""
+    history = _exchange(1)
+    _, first = build_request("m", history, [], "Be brief.")
+    history += _exchange(2)
+    _, second = build_request("m", history, [], "Be brief.")
+    assert second["messages"][0] is first["messages"][0]
+    assert all(a is b for a, b in zip(first["messages"], second["messages"][:5], strict=True))
+    _, other = build_request("m", history, [], "Be terse.")
+    assert other["messages"][0]["content"] == "Be terse."

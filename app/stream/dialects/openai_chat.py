@@ -13,6 +13,7 @@ endpoint) are handled by the assembler.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from ..attachments import Attachment
@@ -147,7 +148,7 @@ def build_request(
     else:
         building.cut(len(history))
     building.done()
-    messages = [{"role": "system", "content": system}, *items] if system else [*items]
+    messages = [_system_message(system), *items] if system else [*items]
     body: dict[str, Any] = {"model": model, "stream": True, **USAGE_REQUEST, "messages": messages}
     if tools:
         body["tools"] = [
@@ -160,6 +161,14 @@ def build_request(
 
 #: The messages of the last history built, given again for the entries the next begins with (``built.py``).
 _BUILT = BuiltItems()
+
+
+@functools.lru_cache(maxsize=8)
+def _system_message(system: str) -> dict[str, Any]:
+    """The same message for the same system prompt, request after request: it leads the list, and the
+    body's writer finds what a request shares with the last from the start, by identity
+    (``jsonreuse``): a new one each request made it compare the other 1,800 messages value by value."""
+    return {"role": "system", "content": system}
 
 
 def _message(entry: User | Assistant | ToolResult) -> dict[str, Any]:
