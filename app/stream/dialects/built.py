@@ -99,8 +99,10 @@ class Building:
         self._counts = last.counts[:at + 1]
 
     def cut(self, index: int) -> None:
-        """The builder carries nothing into entry ``index``: ``items`` are those of the entries before it."""
+        """The builder carries nothing into entry ``index``: ``items`` are those of the entries before it
+        (said again for the same entry, the later word holds: it has seen more of what came before)."""
         if self._cuts and self._cuts[-1] == index:
+            self._counts[-1] = len(self.items)
             return
         self._cuts.append(index)
         self._counts.append(len(self.items))
