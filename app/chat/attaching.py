@@ -49,9 +49,8 @@ def with_tool_images(history: list[Entry]) -> None:
     global _looked
     last = _looked  # (read once: another session's call replaces it whole)
     start, waiting = 0, []
-    if last is not None and len(history) >= len(last[0]):
-        if same_start(history, last[0]) == len(last[0]):
-            start, waiting = len(last[0]), last[1]
+    if last is not None and same_start(history, last[0]) == len(last[0]):
+        start, waiting = len(last[0]), last[1]
     still = [index for index in [*waiting, *range(start, len(history))] if not _given_images(history[index])]
     _looked = (list(history), still)
 

@@ -1,6 +1,6 @@
 """How far two lists hold the very same objects from their start: the one test the request path uses to
 find what a request shares with the last one (``dialects/built.py``, ``jsonreuse``, the recording's
-``recorded_requests``, ``chat.attaching``).
+``recorded_requests``, ``chat.attaching``, the demo's ``dialects/resumed``).
 
 Identity, not equality: an item a builder gives again is the same object, and comparing by ``is`` reads
 no item (one pass in C over two lists of pointers: about 20 µs for 1,800 items), where ``==`` would read

@@ -17,8 +17,9 @@ half-way (a bad message: the client gets a 400) leaves nothing kept. The state i
 from __future__ import annotations
 
 import threading
-from operator import is_
 from typing import Any, Generic, TypeVar
+
+from ...stream.identical import same_start
 
 __all__ = ["Resumed"]
 
@@ -38,7 +39,7 @@ class Resumed(Generic[State]):
         the start). Forgotten until ``keep``."""
         with self._lock:
             last, self._last = self._last, None
-        if last is None or len(items) < len(last[0]) or not all(map(is_, last[0], items)):
+        if last is None or same_start(last[0], items) < len(last[0]):
             return 0, None
         return len(last[0]), last[1]
 
