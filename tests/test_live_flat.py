@@ -17,6 +17,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.geometry import Region
 
 from app.chat.turns import LiveTurn
@@ -103,11 +104,19 @@ def test_the_thorough_pass_empties_textual_s_region_memos() -> None:
     assert Region.union.cache_info().currsize == 0 and Region.intersection.cache_info().currsize == 0
 
 
-async def test_a_live_sitting_shown_again_collects_its_old_widgets_before_the_pages_above_come(home: Path) -> None:
+def not_adopted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sitting whose exchanges do not join the window's pages (``adopting.py``: they do not line up
+    with the stored entries) is shown again from the store once crowded, as before adoption."""
+    monkeypatch.setattr("app.tui.tree.adopt", lambda *args: False)
+
+
+async def test_a_live_sitting_shown_again_collects_its_old_widgets_before_the_pages_above_come(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Past ``LIVE_MOST`` exchanges the last page is shown again from the store at once (the screen
     changes in one go), and the pages above it are mounted only after the thorough collection that
     frees the old widgets: the order of the transcript's reset, the collections and the window's
     page loads is recorded (the re-show is the only reset of a sitting that follows the end)."""
+    not_adopted(monkeypatch)
     app = demo_app()
     log: list[str] = []
     async with app.run_test(size=(100, 30)) as pilot:
@@ -145,11 +154,12 @@ async def test_a_live_sitting_shown_again_collects_its_old_widgets_before_the_pa
 
 
 async def test_a_live_sitting_shown_again_at_its_end_keeps_one_screen_above_and_a_page_up_brings_more(
-        home: Path) -> None:
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Following its end, a live sitting shown again from the store (``tree.LIVE_MOST``) mounts the pages
     that fill ``LIVE_NEAR_SCREENS`` above the view and no more (without its top page, less than that would
     be mounted): each re-show builds less, so they come less often. A first PageUp still moves a whole
     screen, and once the view has left the end the pages that fill ``NEAR_SCREENS`` above it come."""
+    not_adopted(monkeypatch)
     app = demo_app()
     resets: list[int] = []
     async with app.run_test(size=SIZE) as pilot:

@@ -48,7 +48,6 @@ if TYPE_CHECKING:
 __all__ = ["Transcript"]
 
 
-
 class Transcript(VerticalScroll):
     #: Given by ``attach`` (a deferred start opens the session after the first frame).
     session: ChatSession
@@ -115,8 +114,9 @@ class Transcript(VerticalScroll):
             return self.session.position
         return self.session.stored.head if self.session.stored is not None else None
 
-    def remove_widgets(self, widgets: list[Widget]) -> None:
-        """``widgets`` go; what they held is collected once they are gone (``Sweeper``)."""
+    def remove_widgets(self, widgets: list[Widget], frozen: bool = False) -> None:
+        """``widgets`` go; what they held is collected once they are gone (``Sweeper``; ``frozen``: thoroughly)."""
+        self.sweeper.thorough |= frozen
         self.sweeper.remove(widgets)
 
     def forget(self, seqs: list[int]) -> None:

@@ -18,6 +18,7 @@ from widgets.note import NoteBlock
 from widgets.prompt_input import PromptInput
 from widgets.user_message import UserMessage
 
+from .adopting import adopt
 from .paging import EXCHANGES_PER_PAGE
 
 if TYPE_CHECKING:
@@ -220,15 +221,21 @@ class TreeController:
 
     def exchange_done(self, call_later: Callable[[Callable[[], None]], object]) -> None:
         """An exchange ended: one that started a branch shows the tree's markers, as a reopen would;
-        a live session holding more exchanges than a window keeps shows its last pages from the
-        store, as a reopen would (the older exchanges are read back as the view goes up), so what
-        a long sitting holds on screen stays flat."""
+        else the exchanges finished before it join the window's pages (``adopting.py``: they are
+        dropped and read back from the store as a reopen's are); a live session holding more
+        exchanges than a window keeps all the same (they could not join) shows its last pages from
+        the store, so what a long sitting holds on screen stays flat."""
         if self._runtime() is None or self.session.position is None:
             return
         if self.branched:
             self.branched = False
             call_later(self._show_branch)
-        elif self._crowded():
+            return
+        transcript = self.transcript
+        runtime = self._stored_runtime()
+        adopt(transcript.window, runtime.store, self.session.conversation, self.session.position,
+              transcript.children, transcript.entries)
+        if self._crowded():
             call_later(self._flatten)
 
     def _flatten(self) -> None:

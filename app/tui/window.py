@@ -30,9 +30,8 @@ from typing import TYPE_CHECKING, Any
 from textual.geometry import Region
 from textual.widget import Widget
 
-from widgets.page_gap import PageGap
-
 from . import paging
+from .gaps import Gaps
 from .holding import Hold
 from .paging import AHEAD_AFTER, AHEAD_SCREENS, FIRST_PAGES, MOST_PAGES, NEAR_SCREENS, Pane, Run, exchanges, paginate
 from .placement import Places
@@ -64,12 +63,12 @@ class Window:
         #: page number → the entries it registered in the transcript, and its exchanges
         self._seqs: dict[int, list[int]] = {}
         self.runs: dict[int, list[Run]] = {}
-        #: page number → the gap just below it (the next page mounted is not its neighbour)
-        self._gaps: dict[int, Widget] = {}
         #: The session's own copy of the path's last entry (see ``open``).
         self._live: Any = None
         #: Where widgets were at the last layout.
         self.places = Places()
+        #: The gaps between pages mounted that are not neighbours.
+        self.gaps = Gaps(transcript, self.places)
         #: The widget whose place on screen must not move while pages come and go.
         self.hold = Hold(transcript, self.places.of)
         #: The lines of what is near the view (or at an end), drawn once the window has it mounted.
@@ -77,7 +76,7 @@ class Window:
         self._paging = False
         #: The first and last page come without waiting for the view to leave the end (``open``).
         self._ends = True
-        #: Where the view was at the last scroll (``_stop_at_gap``), and whether a jump is under way.
+        #: Where the view was at the last scroll (``Gaps.stop_at``), and whether a jump is under way.
         self._last_y: float | None = None
         self._jumping = False
         #: Held back until a reopen's first screen is painted (``hold_back``).
@@ -103,8 +102,13 @@ class Window:
         return max(self.mounted) + 1 if self.mounted else len(self.pages)
 
     def pinned(self) -> set[int]:
-        """The pages that stay once mounted: the first and the last (Home and End only scroll)."""
-        return {0, len(self.pages) - 1}
+        """The pages that stay once mounted: the first and the last (Home and End only scroll); at the
+        end of a live sitting only the last (the first comes back when the view leaves the end)."""
+        return {len(self.pages) - 1} if self.live_end() else {0, len(self.pages) - 1}
+
+    def live_end(self) -> bool:
+        """A live sitting goes on at its end, which the view follows (``open``'s ``ends``)."""
+        return not self._ends and self.transcript.held_at_end()
 
     def page_of(self, seq: int) -> int | None:
         index = self._index.get(seq)
@@ -139,7 +143,7 @@ class Window:
         self.mounted.clear()
         self._seqs.clear()
         self.runs.clear()
-        self._gaps.clear()
+        self.gaps.clear()
         self._last_y, self._jumping = None, False
         self.places.forget()
         target = self.page_of(around) if around is not None else None
@@ -160,10 +164,31 @@ class Window:
         self.mounted.clear()
         self._seqs.clear()
         self.runs.clear()
-        self._gaps.clear()
+        self.gaps.clear()
         self.hold.release()
         self._last_y, self._jumping = None, False
         self.places.forget()
+
+    def adopt(self, store: Store, conversation: str, outline: list[OutlineEntry], runs: list[Run]) -> None:
+        """``runs``, the widgets a live sitting built for finished exchanges after the last page, are the
+        exchanges of the path ``outline`` ends with (``adopting.py``): the window pages them from now on,
+        as a sitting that goes on at its end (``open``'s ``ends``)."""
+        if not self.active:
+            self.store, self.conversation, self._live = store, conversation, None
+        self._ends = False
+        self._set_outline(outline)
+        for run in runs:
+            number = self.page_of(run.seqs[0])
+            assert number is not None
+            self.runs.setdefault(number, []).append(run)
+            self.mounted.setdefault(number, []).extend(run.widgets)
+            self._seqs.setdefault(number, []).extend(run.seqs)
+        self.transcript.call_after_refresh(self._between_turns)
+
+    def _between_turns(self) -> None:
+        """What a sitting at its end no longer needs goes while no turn runs (``_trim_live``)."""
+        if not self._paging and not self._held:
+            self.scrolled()
 
     def _build(self, number: int) -> list[Widget]:
         assert self.store is not None
@@ -265,9 +290,9 @@ class Window:
     def scrolled(self, by_user: bool = False) -> None:
         """The page the view needs next comes (``wanted``); with none wanted, far pages go (``_trim``).
         ``by_user``: the person moved the view (a key, the wheel, the scrollbar), and it stops at a gap
-        it would have crossed (``_stop_at_gap``) until the pages behind the gap come."""
+        it would have crossed (``Gaps.stop_at``) until the pages behind the gap come."""
         last, self._last_y = self._last_y, self.transcript.scroll_y
-        if by_user and last is not None and not self._jumping and self._stop_at_gap(last):
+        if by_user and last is not None and not self._jumping and self.gaps.stop_at(last):
             self._last_y = self.transcript.scroll_y
         if not self.active or self._paging or self._held:
             return
@@ -312,33 +337,12 @@ class Window:
         self.hold.swapped(old, new[0])
         self.places.forget()
 
-    def _stop_at_gap(self, last: float) -> bool:
-        """The view moved from ``last`` onto or across a gap: held just short of it instead (the gap
-        just below the view's last row going down, just above its top going up; ``wanted`` then fills
-        it from the view's side), so what shows is never the far side of a gap. A jump (Home, End, a
-        search hit) crosses gaps: it is not the person's scrolling."""
-        transcript = self.transcript
-        y, height = transcript.scroll_y, max(transcript.size.height, 1)
-        for gap in self._gaps.values():
-            region = self.places.of(gap)
-            if not region.height:
-                continue
-            if y > last and last <= region.y < y + height:  # going down, it came into the view or past it
-                stop = max(0, region.y - height)
-            elif y < last and y <= region.y < last + height:  # going up, the same
-                stop = region.y + 1
-            else:
-                continue
-            transcript.hold(round(stop))
-            return True
-        return False
-
     def _unplaced(self) -> bool:
         """A page or gap mounted has not been laid out yet (where it is is not known)."""
         for widgets in self.mounted.values():
             if not (self.places.of(widgets[0]).height or self.places.of(widgets[-1]).height):
                 return True
-        return any(not self.places.of(gap).height for gap in self._gaps.values())
+        return self.gaps.unplaced()
 
     def wanted(self) -> int | None:
         """The page to mount next: what fills ``NEAR_SCREENS`` around the view (``_reach``); then
@@ -348,7 +352,7 @@ class Window:
         ``MOST_PAGES`` are mounted beside the pinned ones (more would only be dropped again,
         ``_trim``). A live sitting at its end goes on there: ``LIVE_NEAR_SCREENS`` above it, nothing more."""
         height = max(self.transcript.size.height, 1)
-        live_end = not self._ends and self.transcript.held_at_end()
+        live_end = self.live_end()
         number = self._reach((paging.LIVE_NEAR_SCREENS if live_end else NEAR_SCREENS) * height)
         if number is not None or live_end:
             return number
@@ -383,22 +387,13 @@ class Window:
         numbers = sorted(self.mounted)
         if not numbers:
             return None
-        height = max(transcript.size.height, 1)
         y = transcript.scroll_y
         last = len(self.pages) - 1
         if numbers[0] > 0 and y < margin:
             return numbers[0] - 1
         if numbers[-1] < last and y > transcript.max_scroll_y - margin:
             return numbers[-1] + 1
-        for above, gap in sorted(self._gaps.items()):
-            gap_y = self.places.of(gap).y
-            if y - margin < gap_y < y + height + margin:
-                below = numbers[bisect.bisect_right(numbers, above)]
-                # from the side the view is on: the gap at or below the view's top (the view came from
-                # above) is filled at its place, the view held, so the view never passes it; above the
-                # view (it came from below), the page grows upwards from the one below it
-                return above + 1 if gap_y >= y else below - 1
-        return None
+        return self.gaps.fill(numbers, margin)
 
     def load(self, number: int) -> None:
         """Page ``number`` mounted where it belongs among the pages mounted: after its neighbour above,
@@ -412,8 +407,8 @@ class Window:
         widgets = self._build(number)
         if above is not None and (above == number - 1 or below is None):
             self.hold_view()
-            if above == number - 1 and above in self._gaps:
-                self._gaps[number] = self._gaps.pop(above)  # the gap below its neighbour is now below it
+            if above == number - 1:
+                self.gaps.came_below(number)
             self.transcript.mount_all(widgets, after=self.mounted[above][-1])
         elif below is not None:
             if self.hold.pin is None:
@@ -423,7 +418,7 @@ class Window:
             self.transcript.mount_all(widgets, before=self.mounted[below][0])
         else:
             self.transcript.mount_all(widgets)
-        self._fix_gaps()
+        self.gaps.fix(self.mounted)
         self._paging = True
 
     def laid_out(self) -> None:
@@ -443,8 +438,7 @@ class Window:
         for widgets in self.mounted.values():
             self.places.of(widgets[0])
             self.places.of(widgets[-1])
-        for gap in self._gaps.values():
-            self.places.of(gap)
+        self.gaps.learn()
         if self._paging:
             self._paging = False
             self.scrolled()
@@ -455,6 +449,9 @@ class Window:
         transcript = self.transcript
         height = max(transcript.size.height, 1)
         y = transcript.scroll_y
+        if self.live_end():
+            self._trim_live(y - paging.LIVE_NEAR_SCREENS * height)
+            return
         top, bottom = y - 3 * height, y + 4 * height
         pinned = self.pinned()
 
@@ -472,29 +469,23 @@ class Window:
                 return
             self.hold_view()
             self._forget(number)
-            self._fix_gaps()
+            self.gaps.fix(self.mounted)
 
-    def _forget(self, number: int) -> None:
+    def _trim_live(self, top: float) -> None:
+        """A live sitting at its end: the pages wholly above ``top`` go (the view follows the end, which
+        holds it), between turns; the widgets lived through turns, so were frozen (``collector``)."""
+        if self.transcript.busy():
+            return
+        last = len(self.pages) - 1
+        for number in sorted(self.mounted):
+            if number == last or self.places.of(self.mounted[number][-1]).bottom > top:
+                break
+            self._forget(number, frozen=True)
+        self.gaps.fix(self.mounted)
+
+    def _forget(self, number: int, frozen: bool = False) -> None:
         widgets = self.mounted.pop(number)
-        gap = self._gaps.pop(number, None)
-        if gap is not None:
-            above = [n for n in self.mounted if n < number]
-            if above and max(above) not in self._gaps:
-                self._gaps[max(above)] = gap  # it stands below the page above now
-            else:
-                widgets = [*widgets, gap]
+        widgets = [*widgets, *self.gaps.went(number, [n for n in self.mounted if n < number])]
         self.runs.pop(number, None)
         self.transcript.forget(self._seqs.pop(number, []))
-        self.transcript.remove_widgets(widgets)
-
-    def _fix_gaps(self) -> None:
-        """A ``PageGap`` between each two pages mounted that are not neighbours, and nowhere else."""
-        numbers = sorted(self.mounted)
-        wanted = {above for above, below in zip(numbers, numbers[1:], strict=False) if below > above + 1}
-        gone = [self._gaps.pop(above) for above in list(self._gaps) if above not in wanted]
-        if gone:
-            self.transcript.remove_widgets(gone)
-        for above in sorted(wanted - self._gaps.keys()):
-            gap = self._gaps[above] = PageGap()
-            below = numbers[bisect.bisect_right(numbers, above)]
-            self.transcript.mount_all([gap], before=self.mounted[below][0])
+        self.transcript.remove_widgets(widgets, frozen=frozen)
