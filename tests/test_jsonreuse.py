@@ -83,7 +83,7 @@ def test_a_message_with_calls_keeps_its_text() -> None:
     body = {"messages": [{"role": "user", "content": "hi"}, call]}
     assert _written(reuse, body) == _dumps(body)
     texts = reuse._kept["messages"][1]
-    assert texts[1] == json.dumps(jsonwrite.plain(call), ensure_ascii=False, separators=(",", ":"))
+    assert texts[1] == json.dumps(jsonwrite.plain(call), ensure_ascii=False, separators=(",", ":")).encode()
     grown = {"messages": [*body["messages"], {"role": "tool", "tool_call_id": "c1", "content": "{}"}]}
     assert _written(reuse, grown) == _dumps(grown)
     assert reuse._kept["messages"][1][1] is texts[1]  # reused, not written again

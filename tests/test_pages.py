@@ -189,3 +189,33 @@ def test_an_entrys_index_is_found_in_a_rising_path_and_in_a_damaged_one(seqs: li
     index = SeqIndex(outline)
     expected = {seq: at for at, seq in enumerate(seqs)}
     assert all(index.get(seq) == expected.get(seq) for seq in range(-1, 62))
+
+
+@given(st.lists(st.sampled_from(["user", "turn", "turn", "note"]), max_size=60), st.integers(0, 60))
+def test_pages_cut_on_from_a_shorter_outline_are_the_pages_cut_whole(kinds: list[str], known: int) -> None:
+    """``paginate_on`` (a live sitting's outline after each exchange, ``Window.adopt``) cuts only from
+    the last page of the outline it continues; the pages are those ``paginate`` cuts from the whole."""
+    from app.store.pages import OutlineEntry
+    from app.tui.paging import paginate_on
+
+    outline = [OutlineEntry(seq, kind, seq - 1 if seq else None, "", (1, 1)) for seq, kind in enumerate(kinds)]
+    known = min(known, len(outline))
+    assert paginate_on(outline, paginate(outline[:known])) == paginate(outline)
+
+
+@given(st.lists(st.integers(0, 60), unique=True), st.integers(0, 60), st.booleans())
+def test_an_index_built_on_from_a_shorter_outline_answers_as_the_dict(seqs: list[int], known: int,
+                                                                    rising: bool) -> None:
+    """``SeqIndex(outline, known)`` looks only at what ``outline`` adds to ``known``'s: a path whose numbers
+    stop rising there (the smallest number just after ``known``'s rising ones) gets the dict, and both
+    answer as the dict of every entry did."""
+    from app.store.pages import OutlineEntry
+
+    seqs = sorted(seqs)
+    known = min(known, len(seqs))
+    if not rising and 0 < known < len(seqs):
+        seqs = [*seqs[1:known + 1], seqs[0], *seqs[known + 1:]]
+    outline = [OutlineEntry(seq, "user", None, "", (1, 1)) for seq in seqs]
+    index = SeqIndex(outline, SeqIndex(outline[:known]))
+    expected = {seq: at for at, seq in enumerate(seqs)}
+    assert all(index.get(seq) == expected.get(seq) for seq in range(-1, 62))

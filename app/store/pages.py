@@ -117,8 +117,12 @@ class Pages:
         added.reverse()
         parents = json.dumps(sorted({r[2] for r in added}))
         family: dict[int | None, list[int]] = {}
-        for parent, child in self._db.execute("SELECT parent, seq FROM entries WHERE conversation = ? AND parent IN "
-                                              "(SELECT value FROM json_each(?)) ORDER BY seq", (conversation, parents)):
+        # sorted here, not by the query: asked to ORDER BY seq, SQLite walks the conversation's every
+        # entry in key order (0.3 ms at 450 exchanges, each exchange of a live sitting) instead of
+        # finding these few through entries_parent
+        for parent, child in sorted(self._db.execute("SELECT parent, seq FROM entries WHERE conversation = ? AND "
+                                                     "parent IN (SELECT value FROM json_each(?))",
+                                                     (conversation, parents)), key=lambda row: row[1]):
             family.setdefault(parent, []).append(child)
         return [*known, *(OutlineEntry(s, kind, parent, branch, (family[parent].index(s) + 1, len(family[parent])))
                           for s, kind, parent, branch in added)]

@@ -26,7 +26,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from json.encoder import encode_basestring
-from typing import Any
+from typing import Any, cast
 
 from .identical import same_start
 from .jsonwrite import PIECE, JSONText, LazyString, batched, key_text, pieces, small_text
@@ -34,7 +34,7 @@ from .jsonwrite import PIECE, JSONText, LazyString, batched, key_text, pieces, s
 __all__ = ["Reuse"]
 
 #: Per list of the last value: its items, and the text of each (``None``: not small, not kept).
-_Kept = dict[str, tuple[list[Any], list[str | None]]]
+_Kept = dict[str, tuple[list[Any], list[bytes | None]]]
 
 
 class Reuse:
@@ -61,9 +61,9 @@ class Reuse:
         return lambda: batched(_written(value, kept))
 
 
-def _texts(items: list[Any], last: tuple[list[Any], list[str | None]] | None) -> list[str | None]:
+def _texts(items: list[Any], last: tuple[list[Any], list[bytes | None]] | None) -> list[bytes | None]:
     """The text of each item: the last value's where the lists agree from the start, else written now."""
-    texts: list[str | None] = []
+    texts: list[bytes | None] = []
     if last is not None:
         old_items, old_texts = last
         # the items that are the very objects the last list held, found in C (a request's history is
@@ -79,8 +79,10 @@ def _texts(items: list[Any], last: tuple[list[Any], list[str | None]] | None) ->
     return texts
 
 
-def _kept_text(item: Any) -> str | None:
-    """The text kept of a new item: json's own writing of it when it is small (``small_text``); else,
+def _kept_text(item: Any) -> bytes | None:
+    """The text kept of a new item, as the UTF-8 it is sent as (encoded once, not with the whole body
+    at every request: 0.4 ms a request at 450 exchanges, the history's text holding a non-ASCII
+    character, measured with cProfile): json's own writing of it when it is small (``small_text``); else,
     when it holds a ``LazyString`` but is written in at most ``PIECE`` characters (an assistant message
     with calls on the OpenAI wires: its arguments are ``JSONText``), its pieces joined, written once
     here instead of at every later request (at 500 exchanges, a twentieth of a turn's time on the
@@ -90,7 +92,7 @@ def _kept_text(item: Any) -> str | None:
         return None
     text = small_text(item)
     if text is not None:
-        return text
+        return text.encode("utf-8")
     gathered: list[str] = []
     size = 0
     try:
@@ -101,7 +103,7 @@ def _kept_text(item: Any) -> str | None:
             gathered.append(piece)
     except (TypeError, ValueError):
         return None
-    return "".join(gathered)
+    return "".join(gathered).encode("utf-8")
 
 
 #: How many kept texts are written as one piece (at most ``PIECE`` characters each, so a piece stays
@@ -109,7 +111,7 @@ def _kept_text(item: Any) -> str | None:
 _RUN = 32
 
 
-def _written(value: dict[Any, Any], kept: _Kept) -> Iterator[str]:
+def _written(value: dict[Any, Any], kept: _Kept) -> Iterator[str | bytes]:
     if not value:
         yield "{}"
         return
@@ -123,8 +125,9 @@ def _written(value: dict[Any, Any], kept: _Kept) -> Iterator[str]:
             continue
         known = texts[1]
         if None not in known:  # every item has its text (the common case): a run of them at a time
-            for start in range(0, len(known), _RUN):
-                yield ("," if start else "[") + ",".join(known[start:start + _RUN])  # type: ignore[arg-type]
+            whole = cast("list[bytes]", known)
+            for start in range(0, len(whole), _RUN):
+                yield (b"," if start else b"[") + b",".join(whole[start:start + _RUN])
             yield "]"
             continue
         for index, (sub, text) in enumerate(zip(item, known, strict=True)):

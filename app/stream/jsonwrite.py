@@ -245,19 +245,32 @@ def chunks(value: Any) -> Iterator[bytes]:
     return batched(pieces(value))
 
 
-def batched(written: Iterable[str]) -> Iterator[bytes]:
-    """Pieces of JSON text as UTF-8 ``bytes`` of about ``PIECE`` characters each."""
-    batch: list[str] = []
+def batched(written: Iterable[str | bytes]) -> Iterator[bytes]:
+    """Pieces of JSON text (``str``, or ``bytes`` already UTF-8: ``jsonreuse``'s kept texts) as UTF-8
+    ``bytes`` of about ``PIECE`` characters each."""
+    batch: list[bytes] = []
+    text: list[str] = []
     size = 0
     for piece in written:
-        batch.append(piece)
+        if type(piece) is bytes:
+            if text:
+                batch.append("".join(text).encode("utf-8"))
+                text.clear()
+            batch.append(piece)
+        else:
+            text.append(piece)  # type: ignore[arg-type]
         size += len(piece)
         if size >= PIECE:
-            yield "".join(batch).encode("utf-8")
+            if text:
+                batch.append("".join(text).encode("utf-8"))
+                text.clear()
+            yield b"".join(batch)
             batch.clear()
             size = 0
+    if text:
+        batch.append("".join(text).encode("utf-8"))
     if batch:
-        yield "".join(batch).encode("utf-8")
+        yield b"".join(batch)
 
 
 def text_size(value: Any) -> int:

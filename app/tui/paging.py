@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 
     from ..store.pages import OutlineEntry
 
-__all__ = ["Pane", "Run", "paginate", "exchanges", "SeqIndex", "EXCHANGES_PER_PAGE", "FIRST_PAGES", "NEAR_SCREENS",
-           "LIVE_NEAR_SCREENS", "AHEAD_SCREENS", "AHEAD_AFTER", "MOST_PAGES", "MOST_MOUNTED"]
+__all__ = ["Pane", "Run", "paginate", "paginate_on", "exchanges", "SeqIndex", "EXCHANGES_PER_PAGE", "FIRST_PAGES",
+           "NEAR_SCREENS", "LIVE_NEAR_SCREENS", "AHEAD_SCREENS", "AHEAD_AFTER", "MOST_PAGES", "MOST_MOUNTED"]
 
 #: Exchanges in a page (a few screens of a tall terminal each, for a turn with calls and a reply).
 EXCHANGES_PER_PAGE = 4
@@ -71,15 +71,31 @@ def paginate(outline: list[OutlineEntry]) -> list[tuple[int, int]]:
     return [(start, end) for start, end in zip(starts, ends, strict=True) if end > start]
 
 
+def paginate_on(outline: list[OutlineEntry], pages: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``paginate(outline)`` when ``outline`` continues the outline ``pages`` were cut from: only its
+    last page on is cut again (a page starts where the count of user messages is a multiple of the
+    page's, so counting from there cuts the same), not the whole path after every exchange."""
+    if not pages:
+        return paginate(outline)
+    start = pages[-1][0]
+    return pages[:-1] + [(first + start, end + start) for first, end in paginate(outline[start:])]
+
+
 class SeqIndex:
     """An entry's number → its index in an outline. A path's numbers rise (an entry is written after
     the one it follows), so the index is a search of the outline itself: a dict of every entry held
     2 MB at ten thousand exchanges, for as long as the conversation was open. A damaged file's path
     that does not rise gets the dict."""
 
-    def __init__(self, outline: Sequence[OutlineEntry]) -> None:
+    _dict: dict[int, int] | None
+
+    def __init__(self, outline: Sequence[OutlineEntry], known: SeqIndex | None = None) -> None:
+        """``known``: the index of an outline this one continues (only what it adds is looked at)."""
         self.outline = outline
-        rising = all(a.seq < b.seq for a, b in itertools.pairwise(outline))
+        start = 0
+        if known is not None and known._dict is None and 0 < len(known.outline) <= len(outline):
+            start = len(known.outline) - 1
+        rising = all(a.seq < b.seq for a, b in itertools.pairwise(itertools.islice(outline, start, None)))
         self._dict = None if rising else {entry.seq: index for index, entry in enumerate(outline)}
 
     def get(self, seq: int) -> int | None:

@@ -120,9 +120,10 @@ class Window:
         index = self._index.get(seq)
         return self.outline[index].siblings if index is not None else (1, 1)
 
-    def _set_outline(self, outline: list[OutlineEntry]) -> None:
-        self.outline, self.pages = outline, paginate(outline)
-        self._index = paging.SeqIndex(outline)
+    def _set_outline(self, outline: list[OutlineEntry], continues: bool = False) -> None:
+        """``continues``: ``outline`` is the one held and what was stored since (cut and indexed on)."""
+        self.outline, self.pages = outline, paging.paginate_on(outline, self.pages) if continues else paginate(outline)
+        self._index = paging.SeqIndex(outline, self._index if continues else None)
         self._starts = [start for start, _ in self.pages]
 
     # -- opening -------------------------------------------------------------------------
@@ -173,10 +174,11 @@ class Window:
         """``runs``, the widgets a live sitting built for finished exchanges after the last page, are the
         exchanges of the path ``outline`` ends with (``adopting.py``): the window pages them from now on,
         as a sitting that goes on at its end (``open``'s ``ends``)."""
-        if not self.active:
+        continues = self.active
+        if not continues:
             self.store, self.conversation, self._live = store, conversation, None
         self._ends = False
-        self._set_outline(outline)
+        self._set_outline(outline, continues)
         for run in runs:
             number = self.page_of(run.seqs[0])
             assert number is not None
