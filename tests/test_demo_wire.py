@@ -182,6 +182,22 @@ def test_one_order_found_is_named_not_one_of_them(server: DemoServer, home: obje
     assert "Want me to open a ticket for A-1042?" in reply.text and "one of them" not in reply.text
 
 
+@pytest.mark.parametrize("answer", ["Yes, open a ticket", "yes please", "Open a ticket"])
+def test_a_yes_to_the_offered_ticket_opens_it_for_the_order_offered(server: DemoServer, home: object,
+                                                                    answer: str) -> None:
+    """The reply offers a ticket for the one order it found; the answer (no order named) opens the ticket
+    for that order, not for whatever a search for "open" orders finds first."""
+    session = converse(["Show me order A-1042", answer], demo_config())
+    tickets = [b for t in session.turns for b in t.blocks if b.type == "tool_call" and b.name == "create_ticket"]
+    assert len(tickets) == 1 and tickets[0].arguments["order_id"] == "A-1042"
+    assert "A-1042" in session.history[-1].text
+
+
+def test_a_yes_to_nothing_offered_opens_no_ticket(server: DemoServer, home: object) -> None:
+    session = converse(["Yes please"], demo_config())
+    assert not [b for t in session.turns for b in t.blocks if b.type == "tool_call" and b.name == "create_ticket"]
+
+
 def test_the_ticket_body_states_the_date_get_order_returned_and_quotes_the_user(home: object) -> None:
     message = "Ada Lovelace says her order is late. Check her open and late orders and open a ticket."
     session = converse([message], demo_config())

@@ -47,6 +47,9 @@ _TICKET_ID = re.compile(r"\bT-\d{3,8}\b")
 _NAME = re.compile(r"\b([A-Z][a-z]+(?:[ -][A-Z][a-z]+)+)(?:'s)?\b")
 _STATUSES = ("open", "late", "shipped", "delivered", "cancelled", "refunded")
 _STATUS_WORDS = {"delayed": "late", "overdue": "late", "pending": "open", "canceled": "cancelled"}
+#: The offer a reply ends with when it found one order (``_after_lookups``): a "yes" to it means that order.
+_OFFER = re.compile(r"open a ticket for ([A-Z]-\d{4,6})\?")
+_YES = re.compile(r"^\s*(yes|yeah|yep|sure|ok|okay|please|go ahead|do it)\b", re.IGNORECASE)
 _TICKET_WORDS = ("ticket", "refund", "complain", "complaint", "escalate", "late", "delayed", "broken", "damaged")
 
 
@@ -60,6 +63,10 @@ class _Context:
         last_user = max((i for i, e in enumerate(history) if isinstance(e, User)), default=-1)
         said = history[last_user] if last_user >= 0 else None
         self.user = said.text if isinstance(said, User) else ""
+        #: The order the reply before this message offered a ticket for (None: it offered none).
+        before = history[last_user - 1] if last_user > 0 else None
+        offer = _OFFER.search(before.text) if isinstance(before, Assistant) else None
+        self.offered = offer.group(1) if offer else None
         self.turn = sum(1 for e in history if isinstance(e, User))
         self.after = history[last_user + 1 :]
         self.calls: list[CallRecord] = [c for e in self.after if isinstance(e, Assistant) for c in e.calls]
@@ -109,11 +116,15 @@ def _support(ctx: _Context) -> Plan:
         return _no_tools(ctx)
     lowered = ctx.user.lower()
     wants_ticket = any(word in lowered for word in _TICKET_WORDS)
+    order_ids = _ORDER_ID.findall(ctx.user)
+    # "yes, open a ticket" to the offer the last reply made: that order, not a new search
+    accepted = not order_ids and ctx.offered is not None and bool(wants_ticket or _YES.match(ctx.user))
+    if accepted:
+        order_ids, wants_ticket = [ctx.offered], True
     if ctx.called("create_ticket"):
         return _after_ticket(ctx)
     if ctx.results:
         return _after_lookups(ctx, wants_ticket)
-    order_ids = _ORDER_ID.findall(ctx.user)
     if order_ids and "get_order" in ctx.tools:
         calls = [ctx.new_call("get_order", {"order_id": oid}, i) for i, oid in enumerate(dict.fromkeys(order_ids))]
         ids = ", ".join(dict.fromkeys(order_ids))
