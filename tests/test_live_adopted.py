@@ -120,6 +120,38 @@ async def test_pages_a_live_sitting_dropped_are_collected_thoroughly(home: Path)
             collector.pages_dropped = dropped  # type: ignore[assignment]
 
 
+async def test_widgets_dropped_while_a_turn_runs_are_collected_once_it_is_over(home: Path) -> None:
+    """The sweeper's collection, due while a turn runs, waits for the turn instead of being dropped: the
+    turn's end collects only what the turn made, and dropped widgets frozen after earlier turns would
+    otherwise wait for the heap to grow by a quarter (``collector.THOROUGH_GROWTH``)."""
+    app = demo_app()
+    passes: list[bool] = []
+    dropped = collector.pages_dropped
+
+    def collecting(thorough: bool = False) -> None:
+        passes.append(thorough)
+        dropped(thorough)
+
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.warmed)
+        await send(app, pilot, ask(0))
+        transcript = transcript_of(app)
+        sweeper = transcript.sweeper
+        busy = [True]
+        tried: list[bool] = []
+        sweeper.busy = lambda: tried.append(busy[0]) or busy[0]
+        collector.pages_dropped = collecting  # type: ignore[assignment]
+        try:
+            transcript.remove_widgets([next(iter(app.screen.query(UserMessage)))], frozen=True)
+            await wait_for(pilot, lambda: True in tried, "the collection tried while the turn runs")
+            assert passes == []
+            busy[0] = False
+            await wait_for(pilot, lambda: True in passes, "the thorough pass once the turn is over",
+                           seen=lambda: (passes, tried))
+        finally:
+            collector.pages_dropped = dropped  # type: ignore[assignment]
+
+
 async def test_a_live_sittings_exchanges_are_drawn_light_and_come_back_from_the_store(
         home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Still, the exchanges of a live sitting a screen away are drawn light, as a reopened

@@ -10,7 +10,8 @@ scrolling would stay in memory until the next turn ends. The sweeper runs
 - once the view has been still ``COLLECT_AFTER`` seconds, so its tens of
   milliseconds do not land on a key; unless more than ``COLLECT_MOST`` widgets
   wait (a long read keeps its memory bounded);
-- not while a turn runs (its end collects);
+- not while a turn runs: once it is over (its end's collection frees what
+  the turn made, not widgets frozen after earlier turns and dropped since);
 - thorough after a reset (those widgets lived through turns, so were frozen);
 - soon (``SOON_AFTER``), once they are gone, when the owner is about to
   build more in their place (``collect_soon``: a live sitting shown
@@ -110,6 +111,9 @@ class Sweeper:
     def _collect(self) -> None:
         self._due = None
         if self.busy():
+            # again once the turn is over: its end's collection does not free widgets frozen after the
+            # turns they lived through (a live sitting's dropped pages), only this one's thorough pass does
+            self._due = self.owner.set_timer(COLLECT_AFTER, self._collect)
             return
         still = time.monotonic() - self._moved
         if still < COLLECT_AFTER and self._dropped < COLLECT_MOST:
