@@ -193,6 +193,18 @@ def test_a_yes_to_the_offered_ticket_opens_it_for_the_order_offered(server: Demo
     assert "A-1042" in session.history[-1].text
 
 
+def test_a_new_request_after_an_offer_is_not_taken_for_a_yes(server: DemoServer, home: object) -> None:
+    """A message that names a customer asks something new, even when it asks for a ticket: the search
+    runs, and the ticket is for what it finds (A-1042 is Ada Lovelace's late order), not the one offered."""
+    session = converse(["Show me order A-1043",
+                        "Ada Lovelace says her order is late. Check her open and late orders and open a ticket."],
+                       demo_config())
+    blocks = [b for t in session.turns for b in t.blocks if b.type == "tool_call"]
+    assert "search_orders" in [b.name for b in blocks]
+    tickets = [b for b in blocks if b.name == "create_ticket"]
+    assert len(tickets) == 1 and tickets[0].arguments["order_id"] == "A-1042"
+
+
 def test_a_yes_to_nothing_offered_opens_no_ticket(server: DemoServer, home: object) -> None:
     session = converse(["Yes please"], demo_config())
     assert not [b for t in session.turns for b in t.blocks if b.type == "tool_call" and b.name == "create_ticket"]

@@ -117,8 +117,10 @@ def _support(ctx: _Context) -> Plan:
     lowered = ctx.user.lower()
     wants_ticket = any(word in lowered for word in _TICKET_WORDS)
     order_ids = _ORDER_ID.findall(ctx.user)
-    # "yes, open a ticket" to the offer the last reply made: that order, not a new search
-    accepted = not order_ids and ctx.offered is not None and bool(wants_ticket or _YES.match(ctx.user))
+    # "yes, open a ticket" to the offer the last reply made: that order, not a new search (a message that
+    # names an order or a customer asks something new)
+    accepted = (not order_ids and ctx.offered is not None and not _NAME.search(ctx.user)
+                and bool(wants_ticket or _YES.match(ctx.user)))
     if accepted:
         order_ids, wants_ticket = [ctx.offered], True
     if ctx.called("create_ticket"):
