@@ -92,64 +92,63 @@ async def test_a_live_sitting_at_its_end_keeps_its_last_page_and_a_screen_above_
         assert resets == []
 
 
-async def test_pages_a_live_sitting_dropped_are_collected_thoroughly(home: Path) -> None:
+@pytest.fixture
+def passes(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Each collection of dropped widgets the sweeper runs (``collector.pages_dropped``): thorough or not."""
+    seen: list[bool] = []
+    dropped = collector.pages_dropped
+
+    def collecting(thorough: bool = False) -> None:
+        seen.append(thorough)
+        dropped(thorough)
+
+    monkeypatch.setattr(collector, "pages_dropped", collecting)
+    return seen
+
+
+async def test_pages_a_live_sitting_dropped_are_collected_thoroughly(home: Path, passes: list[bool]) -> None:
     """The widgets of a page dropped at the end of a sitting lived through turns (frozen after each,
     ``collector.between_turns``): only the thorough pass frees them, and it comes once the view is
     still."""
     app = demo_app()
-    passes: list[bool] = []
-    dropped = collector.pages_dropped
-
-    def collecting(thorough: bool = False) -> None:
-        passes.append(thorough)
-        dropped(thorough)
-
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.warmed)
         window = transcript_of(app).window
-        collector.pages_dropped = collecting  # type: ignore[assignment]
-        try:
-            i = 0
-            while 0 in window.mounted or i < EXCHANGES_PER_PAGE:
-                await send(app, pilot, ask(i))
-                await quiet(pilot)
-                i += 1
-                assert i < 4 * EXCHANGES_PER_PAGE, "the first page never went"
-            await wait_for(pilot, lambda: True in passes, "a thorough pass after the page went", seen=lambda: passes)
-        finally:
-            collector.pages_dropped = dropped  # type: ignore[assignment]
+        i = 0
+        while 0 in window.mounted or i < EXCHANGES_PER_PAGE:
+            await send(app, pilot, ask(i))
+            await quiet(pilot)
+            i += 1
+            assert i < 4 * EXCHANGES_PER_PAGE, "the first page never went"
+        await wait_for(pilot, lambda: True in passes, "a thorough pass after the page went", seen=lambda: passes)
 
 
-async def test_widgets_dropped_while_a_turn_runs_are_collected_once_it_is_over(home: Path) -> None:
+async def test_widgets_dropped_while_a_turn_runs_are_collected_once_it_is_over(home: Path,
+                                                                               passes: list[bool]) -> None:
     """The sweeper's collection, due while a turn runs, waits for the turn instead of being dropped: the
     turn's end collects only what the turn made, and dropped widgets frozen after earlier turns would
     otherwise wait for the heap to grow by a quarter (``collector.THOROUGH_GROWTH``)."""
     app = demo_app()
-    passes: list[bool] = []
-    dropped = collector.pages_dropped
-
-    def collecting(thorough: bool = False) -> None:
-        passes.append(thorough)
-        dropped(thorough)
-
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.warmed)
         await send(app, pilot, ask(0))
+        await quiet(pilot)
+        passes.clear()
         transcript = transcript_of(app)
-        sweeper = transcript.sweeper
         busy = [True]
         tried: list[bool] = []
-        sweeper.busy = lambda: tried.append(busy[0]) or busy[0]
-        collector.pages_dropped = collecting  # type: ignore[assignment]
-        try:
-            transcript.remove_widgets([next(iter(app.screen.query(UserMessage)))], frozen=True)
-            await wait_for(pilot, lambda: True in tried, "the collection tried while the turn runs")
-            assert passes == []
-            busy[0] = False
-            await wait_for(pilot, lambda: True in passes, "the thorough pass once the turn is over",
-                           seen=lambda: (passes, tried))
-        finally:
-            collector.pages_dropped = dropped  # type: ignore[assignment]
+
+        def turn_runs() -> bool:
+            tried.append(busy[0])
+            return busy[0]
+
+        transcript.sweeper.busy = turn_runs
+        transcript.remove_widgets([next(iter(app.screen.query(UserMessage)))], frozen=True)
+        await wait_for(pilot, lambda: True in tried, "the collection tried while the turn runs")
+        assert passes == []
+        busy[0] = False
+        await wait_for(pilot, lambda: True in passes, "the thorough pass once the turn is over",
+                       seen=lambda: (passes, tried))
 
 
 async def test_a_live_sittings_exchanges_are_drawn_light_and_come_back_from_the_store(

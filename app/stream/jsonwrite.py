@@ -253,24 +253,26 @@ def batched(written: Iterable[str | bytes]) -> Iterator[bytes]:
     size = 0
     for piece in written:
         if type(piece) is bytes:
-            if text:
-                batch.append("".join(text).encode("utf-8"))
-                text.clear()
+            _encoded(batch, text)
             batch.append(piece)
         else:
             text.append(piece)  # type: ignore[arg-type]
         size += len(piece)
         if size >= PIECE:
-            if text:
-                batch.append("".join(text).encode("utf-8"))
-                text.clear()
+            _encoded(batch, text)
             yield b"".join(batch)
             batch.clear()
             size = 0
-    if text:
-        batch.append("".join(text).encode("utf-8"))
+    _encoded(batch, text)
     if batch:
         yield b"".join(batch)
+
+
+def _encoded(batch: list[bytes], text: list[str]) -> None:
+    """The text pieces gathered so far, encoded onto the end of ``batch`` (order kept)."""
+    if text:
+        batch.append("".join(text).encode("utf-8"))
+        text.clear()
 
 
 def text_size(value: Any) -> int:
